@@ -1,0 +1,45 @@
+// swift-tools-version: 6.1
+// Ringlet: a fixed-size, cooperative dispatch runtime for small Linux boards.
+import PackageDescription
+
+let package = Package(
+    name: "Ringlet",
+    products: [
+        .library(name: "Ringlet", targets: ["Ringlet"]),
+        .executable(name: "ringlet", targets: ["ringlet"]),
+    ],
+    dependencies: [
+        .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
+        .package(url: "https://github.com/HdrHistogram/hdrhistogram-swift", from: "0.2.0"),
+    ],
+    targets: [
+        // The only code that includes Linux (and, later, liburing) headers.
+        .target(
+            name: "CRinglet",
+            cSettings: [.define("_GNU_SOURCE")],
+            linkerSettings: [.linkedLibrary("pthread")]
+        ),
+        // The runtime: standard library, Synchronization and CRinglet only, so it
+        // also builds in Embedded Swift mode (`make embedded`).
+        .target(
+            name: "Ringlet",
+            dependencies: ["CRinglet"],
+            swiftSettings: [.swiftLanguageMode(.v5)]
+        ),
+        // The command-line tool: demo workload, benchmarks against the toolchain's Dispatch.
+        .executableTarget(
+            name: "ringlet",
+            dependencies: [
+                "Ringlet",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                .product(name: "Histogram", package: "hdrhistogram-swift"),
+            ],
+            swiftSettings: [.swiftLanguageMode(.v5)]
+        ),
+        .testTarget(
+            name: "RingletTests",
+            dependencies: ["Ringlet", "CRinglet"],
+            swiftSettings: [.swiftLanguageMode(.v5)]
+        ),
+    ]
+)

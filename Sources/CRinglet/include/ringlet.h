@@ -1,0 +1,102 @@
+// ringlet.h — what the Swift runtime imports from the C side of the syscall boundary.
+//
+// Fixed-width C builtin types and opaque handles only: no libc or Linux header is
+// included here, so the Swift target imports nothing from the platform and builds in
+// Embedded Swift mode for any target (principle 7 of DESIGN.md). Every function
+// returns 0 or a positive value on success and a negative errno on failure, unless
+// its comment says otherwise.
+#ifndef RINGLET_H
+#define RINGLET_H
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+// MARK: Atomics on raw words (used for futex words that must have a stable address)
+
+static inline unsigned int rl_atomic_load_u32(unsigned int *word) {
+    return __atomic_load_n(word, __ATOMIC_ACQUIRE);
+}
+static inline void rl_atomic_store_u32(unsigned int *word, unsigned int value) {
+    __atomic_store_n(word, value, __ATOMIC_RELEASE);
+}
+static inline unsigned int rl_atomic_exchange_u32(unsigned int *word, unsigned int value) {
+    return __atomic_exchange_n(word, value, __ATOMIC_ACQ_REL);
+}
+/// Returns 1 and stores `desired` when `*word == expected`; else 0 and leaves `*word`.
+static inline int rl_atomic_cas_u32(unsigned int *word, unsigned int expected, unsigned int desired) {
+    return __atomic_compare_exchange_n(word, &expected, desired, 0, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE);
+}
+static inline unsigned int rl_atomic_add_u32(unsigned int *word, unsigned int delta) {
+    return __atomic_add_fetch(word, delta, __ATOMIC_ACQ_REL);
+}
+
+// MARK: Futex (futex(2), private futexes only)
+
+/// Sleeps while `*word == expected`, at most `timeout_ns` nanoseconds (< 0: forever).
+/// Returns 0 when woken (possibly spuriously), -EAGAIN when `*word != expected`,
+/// -ETIMEDOUT, or -EINTR.
+int rl_futex_wait(unsigned int *word, unsigned int expected, long long timeout_ns);
+/// Wakes up to `count` threads sleeping on `word`; returns how many were woken.
+int rl_futex_wake(unsigned int *word, int count);
+
+// MARK: Clocks (clock_gettime(2))
+
+/// CLOCK_MONOTONIC in nanoseconds: what DispatchTime counts (uptime, stops in suspend).
+unsigned long long rl_clock_monotonic_ns(void);
+/// CLOCK_REALTIME in nanoseconds since 1970: what DispatchWallTime counts.
+long long rl_clock_realtime_ns(void);
+/// CLOCK_THREAD_CPUTIME_ID of the calling thread, in nanoseconds.
+unsigned long long rl_clock_thread_cpu_ns(void);
+
+// MARK: Threads
+
+typedef void (*rl_thread_entry)(void *context);
+/// Starts a detached thread running `entry(context)` with a stack of `stack_bytes`
+/// (0: the system default). Returns 0 or -errno (pthread_create(3)).
+int rl_thread_start(rl_thread_entry entry, void *context, unsigned long long stack_bytes);
+/// The kernel thread id of the caller (gettid(2)).
+int rl_thread_id(void);
+/// The process id (getpid(2)).
+int rl_process_id(void);
+/// Names the calling thread (at most 15 bytes are kept; prctl(PR_SET_NAME)).
+void rl_thread_set_name(const char *name);
+/// Sets the nice value of the calling thread (setpriority(2) on its tid). 0 or -errno.
+int rl_thread_set_nice(int nice);
+/// Moves the calling thread to SCHED_IDLE (sched(7)). 0 or -errno. One way: an
+/// unprivileged thread cannot come back to SCHED_OTHER.
+int rl_thread_set_sched_idle(void);
+/// The calling thread's nice value, and 1 in *is_idle when it runs at SCHED_IDLE.
+int rl_thread_get_nice(int *is_idle);
+/// Number of online CPUs (sysconf(_SC_NPROCESSORS_ONLN)), at least 1.
+int rl_cpu_count(void);
+/// Number of threads of this process (entries in /proc/self/task), or -errno.
+int rl_process_thread_count(void);
+/// Gives up the CPU (sched_yield(2)).
+void rl_thread_yield(void);
+
+// MARK: Thread-local context
+
+/// The calling thread's Ringlet context pointer (a Swift object), or 0.
+void *rl_tls_get(void);
+/// Sets the context pointer. When a thread that set one exits, `release` (registered
+/// once with rl_tls_set_release) is called with it.
+void rl_tls_set(void *context);
+typedef void (*rl_tls_release_fn)(void *context);
+void rl_tls_set_release(rl_tls_release_fn release);
+
+// MARK: Process
+
+/// Writes all of `bytes` to stderr (retrying EINTR and short writes).
+void rl_write_stderr(const char *bytes, long long count);
+/// Aborts the process with SIGABRT after flushing nothing (abort(3)).
+void rl_abort(void) __attribute__((noreturn));
+/// Reads an environment variable; returns 0 when unset.
+const char *rl_getenv(const char *name);
+/// Sleeps for `ns` nanoseconds (nanosleep(2), resumed after EINTR). For tests and demos.
+void rl_sleep_ns(long long ns);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

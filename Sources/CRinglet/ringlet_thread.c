@@ -1,0 +1,149 @@
+// ringlet_thread.c — futexes, clocks, threads and thread priority: the syscalls the
+// scheduler needs. Each wrapper retries EINTR where the caller cannot act on it and
+// returns -errno otherwise; see include/ringlet.h for the contracts.
+#include "ringlet.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <linux/futex.h>
+#include <pthread.h>
+#include <sched.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <sys/resource.h>
+#include <sys/syscall.h>
+#include <time.h>
+#include <unistd.h>
+
+int rl_futex_wait(unsigned int *word, unsigned int expected, long long timeout_ns) {
+    struct timespec ts, *tsp = NULL;
+    if (timeout_ns >= 0) {
+        ts.tv_sec = (time_t)(timeout_ns / 1000000000LL);
+        ts.tv_nsec = (long)(timeout_ns % 1000000000LL);
+        tsp = &ts;
+    }
+    long r = syscall(SYS_futex, word, FUTEX_WAIT_PRIVATE, expected, tsp, NULL, 0);
+    return r == 0 ? 0 : -errno;
+}
+
+int rl_futex_wake(unsigned int *word, int count) {
+    long r = syscall(SYS_futex, word, FUTEX_WAKE_PRIVATE, count, NULL, NULL, 0);
+    return r < 0 ? -errno : (int)r;
+}
+
+unsigned long long rl_clock_monotonic_ns(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (unsigned long long)ts.tv_sec * 1000000000ULL + (unsigned long long)ts.tv_nsec;
+}
+
+long long rl_clock_realtime_ns(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_REALTIME, &ts);
+    return (long long)ts.tv_sec * 1000000000LL + (long long)ts.tv_nsec;
+}
+
+unsigned long long rl_clock_thread_cpu_ns(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+    return (unsigned long long)ts.tv_sec * 1000000000ULL + (unsigned long long)ts.tv_nsec;
+}
+
+struct rl_thread_start_args {
+    rl_thread_entry entry;
+    void *context;
+};
+
+static void *rl_thread_trampoline(void *raw) {
+    struct rl_thread_start_args args = *(struct rl_thread_start_args *)raw;
+    free(raw);
+    args.entry(args.context);
+    return NULL;
+}
+
+int rl_thread_start(rl_thread_entry entry, void *context, unsigned long long stack_bytes) {
+    struct rl_thread_start_args *args = malloc(sizeof *args);
+    if (!args) return -ENOMEM;
+    args->entry = entry;
+    args->context = context;
+    pthread_attr_t attr;
+    pthread_attr_init(&attr);
+    pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
+    if (stack_bytes > 0) {
+        int r = pthread_attr_setstacksize(&attr, (size_t)stack_bytes);
+        if (r != 0) { pthread_attr_destroy(&attr); free(args); return -r; }
+    }
+    pthread_t thread;
+    int r = pthread_create(&thread, &attr, rl_thread_trampoline, args);
+    pthread_attr_destroy(&attr);
+    if (r != 0) { free(args); return -r; }
+    return 0;
+}
+
+int rl_thread_id(void) { return (int)syscall(SYS_gettid); }
+int rl_process_id(void) { return (int)getpid(); }
+
+void rl_thread_set_name(const char *name) {
+    char buf[16];
+    strncpy(buf, name, sizeof buf - 1);
+    buf[sizeof buf - 1] = 0;
+    prctl(PR_SET_NAME, buf, 0, 0, 0);
+}
+
+int rl_thread_set_nice(int nice) {
+    // On Linux, PRIO_PROCESS with a tid sets the priority of that one thread
+    // (setpriority(2), BUGS: "the nice value is a per-thread attribute").
+    return setpriority(PRIO_PROCESS, (id_t)syscall(SYS_gettid), nice) == 0 ? 0 : -errno;
+}
+
+int rl_thread_set_sched_idle(void) {
+    struct sched_param param = { .sched_priority = 0 };
+    return sched_setscheduler(0, SCHED_IDLE, &param) == 0 ? 0 : -errno;
+}
+
+int rl_thread_get_nice(int *is_idle) {
+    *is_idle = sched_getscheduler(0) == SCHED_IDLE;
+    errno = 0;
+    int nice = getpriority(PRIO_PROCESS, (id_t)syscall(SYS_gettid));
+    return nice;
+}
+
+int rl_cpu_count(void) {
+    long n = sysconf(_SC_NPROCESSORS_ONLN);
+    return n < 1 ? 1 : (int)n;
+}
+
+int rl_process_thread_count(void) {
+    DIR *dir = opendir("/proc/self/task");
+    if (!dir) return -errno;
+    int count = 0;
+    struct dirent *entry;
+    while ((entry = readdir(dir)) != NULL) {
+        if (entry->d_name[0] != '.') count++;
+    }
+    closedir(dir);
+    return count;
+}
+
+void rl_thread_yield(void) { sched_yield(); }
+
+static __thread void *rl_tls_context;
+static pthread_key_t rl_tls_key;
+static pthread_once_t rl_tls_once = PTHREAD_ONCE_INIT;
+static rl_tls_release_fn rl_tls_release;
+
+static void rl_tls_destructor(void *context) {
+    if (context && rl_tls_release) rl_tls_release(context);
+}
+static void rl_tls_make_key(void) { pthread_key_create(&rl_tls_key, rl_tls_destructor); }
+
+void *rl_tls_get(void) { return rl_tls_context; }
+
+void rl_tls_set(void *context) {
+    rl_tls_context = context;
+    pthread_once(&rl_tls_once, rl_tls_make_key);
+    pthread_setspecific(rl_tls_key, context);
+}
+
+void rl_tls_set_release(rl_tls_release_fn release) { rl_tls_release = release; }

@@ -1,0 +1,76 @@
+extension DispatchQueue {
+    /// Submits `work` to run once, asynchronously, at the QoS GCD's rules give it (see
+    /// `resolvePriority`). With `group`, the group is entered now and left when
+    /// `work` returns. `.barrier` runs it alone on a concurrent queue (ignored on
+    /// global queues, as in GCD).
+    ///
+    /// Cost: one node from the fixed pool plus the closure's context; waits (without
+    /// dropping anything) when the pool is full.
+    public func async(group: DispatchGroup? = nil, qos: DispatchQoS = .unspecified,
+                      flags: DispatchWorkItemFlags = [], execute work: @escaping @Sendable () -> Void) {
+        let context = ThreadContext.current
+        let priority = resolvePriority(for: context.propagatedPriority, flags: flags, itemQoS: qos)
+        group?.enter()
+        let node = Runtime.shared.pool.allocate(kind: .block, priority: priority,
+                                                isBarrier: flags.contains(.barrier) && !isRoot,
+                                                block: work, group: group)
+        push(node)
+    }
+
+    /// Submits a work item; its QoS and flags decide how it runs. An item may be
+    /// submitted more than once; `wait()` and `notify` refer to its first run.
+    public func async(execute workItem: DispatchWorkItem) {
+        submit(workItem, group: nil)
+    }
+
+    /// Submits a work item as part of `group`.
+    public func async(group: DispatchGroup, execute workItem: DispatchWorkItem) {
+        submit(workItem, group: group)
+    }
+
+    func submit(_ workItem: DispatchWorkItem, group: DispatchGroup?) {
+        let context = ThreadContext.current
+        let submitter = workItem.flags.contains(.assignCurrentContext)
+            ? workItem.capturedPriority : context.propagatedPriority
+        let priority = resolvePriority(for: submitter, flags: workItem.flags, itemQoS: workItem.qos)
+        group?.enter()
+        workItem.willEnqueue(on: self, priority: priority)
+        let node = Runtime.shared.pool.allocate(kind: .workItem, priority: priority,
+                                                isBarrier: workItem.flags.contains(.barrier) && !isRoot,
+                                                object: workItem, group: group)
+        push(node)
+    }
+
+    /// The QoS an item runs at on this queue (GCD's rules, DESIGN.md "Propagation"):
+    ///
+    /// 1. The item's own QoS: `.noQoS` → none; an explicit QoS; else, unless
+    ///    `.detached`, the submitter's (already with userInteractive → userInitiated).
+    /// 2. The queue's QoS (its own, else its target chain's; the default global
+    ///    queue has none): without `.enforceQoS` the queue's wins when it has one;
+    ///    with `.enforceQoS` the higher of the two wins.
+    /// 3. Nothing at all runs at default.
+    func resolvePriority(for submitter: QoSPriority, flags: DispatchWorkItemFlags,
+                         itemQoS: DispatchQoS) -> QoSPriority {
+        var item: QoSPriority
+        if flags.contains(.noQoS) {
+            item = QoSPriority(.unspecified)
+        } else if itemQoS.qosClass != .unspecified {
+            item = QoSPriority(itemQoS)
+        } else if flags.contains(.detached) {
+            item = QoSPriority(.unspecified)
+        } else {
+            item = submitter
+        }
+        let queue = floorPriority
+        var resolved: QoSPriority
+        if queue.level == .unspecified {
+            resolved = item
+        } else if flags.contains(.enforceQoS) {
+            resolved = max(item, queue)
+        } else {
+            resolved = queue
+        }
+        if resolved.level == .unspecified { resolved = QoSPriority(.default) }
+        return resolved
+    }
+}

@@ -1,0 +1,114 @@
+/// The queue state machine: pushing nodes, waking the queue up in its target, and
+/// draining it. All `...Locked` functions run with `lock` held.
+///
+/// A non-root queue with runnable items has a wake-up token (a `.queueToken` node)
+/// in its target: the root run queue of the most urgent pending priority, or the
+/// FIFO of a non-root target. The worker that takes the token drains a batch of the
+/// queue in place, nested inside the target's drain when the target is not a root.
+///
+///   idle --(1) push--> woken (token in target) --(2) token taken--> draining
+///   draining --(3) batch done, items left--> woken
+///   draining --(4) empty, suspended or barrier waits--> idle
+///   woken --(5) more urgent push--> woken, with an extra token at that priority
+///
+///   (1),(3),(4) wakeupIfNeededLocked   (2) drain(token:from:topLevel:)   (5) raiseLocked
+extension DispatchQueue {
+    /// What to do once the lock is dropped.
+    enum WakeAction {
+        case none
+        /// Push a token at this priority into the target.
+        case pushToken(QoSPriority)
+        /// The token in a non-root target must run sooner: raise the target.
+        case raiseTarget(QoSPriority)
+    }
+
+    var isSuspendedLocked: Bool { suspendCount > 0 || isInactive }
+
+    /// Whether a drainer may take the head of the FIFO now.
+    var canTakeHeadLocked: Bool {
+        guard !isSuspendedLocked, let head = fifo.head, !barrierRunning else { return false }
+        if head.pointee.isBarrier { return running == 0 }
+        return running < width
+    }
+
+    /// Work of this queue waits (for the deadlock report). Takes the lock.
+    var hasPendingWork: Bool { lock.withLock { !fifo.isEmpty } }
+    var pendingCount: Int { lock.withLock { fifo.count } }
+
+    // MARK: Push
+
+    /// Hands a node to this queue: to the scheduler for a root queue, to the main
+    /// thread for the main queue, else into the FIFO (waking the queue if needed).
+    func push(_ node: WorkNodeRef) {
+        if isRoot {
+            Runtime.shared.scheduler.enqueue(node)
+            return
+        }
+        let priority = node.pointee.priority
+        lock.lock()
+        fifo.append(node)
+        if node.pointee.isBarrier { barriersPending += 1 }
+        if priority > pendingMaxPriority { pendingMaxPriority = priority }
+        var action = wakeupIfNeededLocked()
+        if case .none = action { action = raiseLocked(priority) }
+        lock.unlock()
+        perform(action)
+    }
+
+    /// Decides whether a new token must go to the target. For concurrent queues,
+    /// several tokens may be out so that several workers drain in parallel.
+    func wakeupIfNeededLocked() -> WakeAction {
+        guard canTakeHeadLocked else { return .none }
+        let limit = isSerial ? 1 : min(width, Runtime.shared.configuration.poolThreads)
+        guard tokensOutstanding + running < limit, tokensOutstanding < fifo.count else { return .none }
+        tokensOutstanding += 1
+        if pendingMaxPriority > tokenPriority { tokenPriority = pendingMaxPriority }
+        return .pushToken(pendingMaxPriority)
+    }
+
+    /// A node of `priority` arrived while the queue is already woken or draining:
+    /// resolve the inversion (GCD's push override).
+    func raiseLocked(_ priority: QoSPriority) -> WakeAction {
+        if running > 0, priority > drainOverride { drainOverride = priority }
+        guard tokensOutstanding > 0, priority > tokenPriority, !isSuspendedLocked else { return .none }
+        tokenPriority = priority
+        if target?.isRoot ?? false {
+            // The waiting token sits in a less urgent run queue: add one where it
+            // belongs; whichever is taken second finds nothing and is dropped.
+            tokensOutstanding += 1
+            return .pushToken(priority)
+        }
+        return .raiseTarget(priority)
+    }
+
+    /// Raises this queue because something it (indirectly) holds became urgent.
+    func raise(to priority: QoSPriority) {
+        if isRoot || isMain { return }
+        lock.lock()
+        if priority > pendingMaxPriority, !fifo.isEmpty { pendingMaxPriority = priority }
+        let action = raiseLocked(priority)
+        lock.unlock()
+        perform(action)
+    }
+
+    func perform(_ action: WakeAction) {
+        switch action {
+        case .none:
+            return
+        case .pushToken(let priority):
+            pushToken(priority)
+        case .raiseTarget(let priority):
+            lock.withLock { target }?.raise(to: priority)
+        }
+    }
+
+    private func pushToken(_ priority: QoSPriority) {
+        if isMain {
+            MainThread.shared.tokenPosted()
+            return
+        }
+        guard let target = lock.withLock({ target }) else { ringletBug("queue '\(label)' has no target") }
+        let node = Runtime.shared.pool.allocate(kind: .queueToken, priority: priority, object: self)
+        target.push(node)
+    }
+}

@@ -1,0 +1,164 @@
+/// A FIFO of work items run by Ringlet's fixed worker pool; source-compatible with
+/// `Dispatch.DispatchQueue`.
+///
+/// Serial queues run one item at a time in submission order; concurrent queues run
+/// items in parallel (up to the pool's worker count), and `.barrier` items alone.
+/// Every queue runs its items on its target, and ultimately on a global (root)
+/// queue; a serial target serialises everything that targets it.
+///
+/// Cost: `async` takes one node from the runtime's fixed pool (and waits when the
+/// pool is full, see `RuntimeConfiguration.workNodes`); no thread is ever created.
+public final class DispatchQueue: DispatchObject, @unchecked Sendable {
+    /// What kind of queue this is; fixed at creation.
+    enum Kind {
+        /// One item at a time, FIFO.
+        case serial
+        /// Items in parallel; barriers alone.
+        case concurrent
+        /// A global queue: items go straight into the scheduler's run queue of `level`.
+        case root(QoSLevel)
+        /// The main queue: serial, drained only by the main thread in `dispatchMain()`.
+        case main
+    }
+
+    public let label: String
+    let kind: Kind
+    /// The QoS given at creation (`.unspecified` when none).
+    let requestedQoS: DispatchQoS
+    /// Items that may run at once: 1 for serial queues.
+    let width: Int
+
+    // State, under `lock`. See DispatchQueue+State.swift.
+    let lock = FutexLock()
+    var fifo = NodeFIFO()
+    var target: DispatchQueue?
+    /// QoS this queue imposes on its items: its own, else its target chain's
+    /// (`.unspecified` when the chain has none: items keep their own).
+    var floorPriority: QoSPriority
+    /// Slots held: items running from this queue plus synchronous callers inside it.
+    var running = 0
+    var barrierRunning = false
+    var barriersPending = 0
+    /// Wake-up tokens of this queue waiting in its target.
+    var tokensOutstanding = 0
+    /// The most urgent priority among the waiting tokens.
+    var tokenPriority = QoSPriority.lowest
+    /// The most urgent priority among pending items (an upper bound).
+    var pendingMaxPriority = QoSPriority.lowest
+    /// A more urgent item arrived while a drainer runs: the drainer hands off to a
+    /// worker that may run it when its own band may not.
+    var drainOverride = QoSPriority.lowest
+    var suspendCount = 0
+    var isInactive: Bool
+    var specifics: [(key: AnyObject, value: AnyObject)] = []
+
+    init(label: String, kind: Kind, qos: DispatchQoS, target: DispatchQueue?, inactive: Bool) {
+        self.label = label
+        self.kind = kind
+        self.requestedQoS = qos
+        switch kind {
+        case .serial, .main: width = 1
+        case .concurrent, .root: width = Int(Int32.max)
+        }
+        self.target = target
+        self.isInactive = inactive
+        self.floorPriority = QoSPriority(.unspecified)
+        super.init()
+        if case .root(.default) = kind {
+            // The default global queue is GCD's "fallback": items keep their own QoS.
+            floorPriority = QoSPriority(.unspecified)
+        } else {
+            floorPriority = Self.floor(requested: qos, target: target)
+        }
+    }
+
+    /// Creates a queue. `target` defaults to the default-QoS global queue. With
+    /// `.initiallyInactive`, nothing runs until `activate()`.
+    public convenience init(label: String, qos: DispatchQoS = .unspecified, attributes: Attributes = [],
+                            autoreleaseFrequency: AutoreleaseFrequency = .inherit, target: DispatchQueue? = nil) {
+        let kind: Kind = attributes.contains(.concurrent) ? .concurrent : .serial
+        self.init(label: label, kind: kind, qos: qos,
+                  target: target ?? DispatchQueue.global(), inactive: attributes.contains(.initiallyInactive))
+        if let target { target.rejectCycle(with: self) }
+    }
+
+    deinit {
+        if isInactive {
+            if !fifo.isEmpty {
+                ringletMisuse("queue '\(label)' was released while inactive with \(fifo.count) pending item(s); "
+                    + "call activate() before releasing it, or the items would never run")
+            }
+        } else if suspendCount > 0 {
+            ringletMisuse("queue '\(label)' was released while suspended (\(suspendCount) unbalanced "
+                + "suspend()); resume() it before releasing it, or its items would never run")
+        }
+        lock.deallocate()
+    }
+
+    /// The QoS given at creation.
+    public var qos: DispatchQoS { requestedQoS }
+
+    // The DispatchObject lifecycle; see DispatchQueue+Lifecycle.swift.
+
+    /// Stops the queue at its next item boundary (counted). No-op on global queues.
+    public override func suspend() { suspendQueue() }
+    /// Undoes one `suspend()`, or activates an inactive queue; traps on over-resume.
+    public override func resume() { resumeQueue() }
+    /// Starts a queue created with `.initiallyInactive`.
+    public override func activate() { activateQueue() }
+    /// Moves the queue onto `queue`; traps on global/main queues and on cycles.
+    public override func setTarget(queue: DispatchQueue) { setTargetQueue(queue) }
+
+    var isSerial: Bool { width == 1 }
+    var isRoot: Bool { if case .root = kind { return true } else { return false } }
+    var isMain: Bool { if case .main = kind { return true } else { return false } }
+
+    static func floor(requested: DispatchQoS, target: DispatchQueue?) -> QoSPriority {
+        if requested.qosClass != .unspecified { return QoSPriority(requested) }
+        return target?.floorPriority ?? QoSPriority(.unspecified)
+    }
+
+    /// Traps when making `child` target this queue would close a loop.
+    func rejectCycle(with child: DispatchQueue) {
+        var queue: DispatchQueue? = self
+        while let current = queue {
+            if current === child {
+                ringletMisuse("setTarget(queue: '\(label)') on queue '\(child.label)' would make a cycle of targets; "
+                    + "targets must lead to a global queue")
+            }
+            queue = current.lock.withLock { current.target }
+        }
+    }
+
+    // MARK: Global and main queues
+
+    /// The global concurrent queue of `qos`. Its items run at that QoS, except that
+    /// the default queue lets items keep the QoS they bring (GCD's rule).
+    public class func global(qos: DispatchQoS.QoSClass = .default) -> DispatchQueue {
+        RootQueues.shared.queue(for: qos.level)
+    }
+
+    /// The queue bound to the main thread, drained by `dispatchMain()`.
+    public class var main: DispatchQueue { RootQueues.shared.main }
+}
+
+/// The global queues and the main queue, created once.
+final class RootQueues: @unchecked Sendable {
+    static let shared = RootQueues()
+    let queues: [DispatchQueue]
+    let main: DispatchQueue
+
+    private init() {
+        queues = QoSLevel.allLevels.map { level in
+            DispatchQueue(label: "com.apple.root.\(level.rootLabel)-qos", kind: .root(level),
+                          qos: DispatchQoS(qosClass: level.qosClass, relativePriority: 0),
+                          target: nil, inactive: false)
+        }
+        main = DispatchQueue(label: "com.apple.main-thread", kind: .main, qos: .userInteractive,
+                             target: nil, inactive: false)
+    }
+
+    func queue(for level: QoSLevel) -> DispatchQueue {
+        queues[level == .unspecified ? QoSLevel.default.rawValue : level.rawValue]
+    }
+}

@@ -1,0 +1,91 @@
+/// The process's Ringlet runtime: the fixed worker pool, the work-node pool and the
+/// root queues. It starts once — on first use of any queue, or explicitly with
+/// `Runtime.start(configuration:)` — and lives until the process exits.
+///
+/// Starting creates every pool thread the runtime will ever have
+/// (`configuration.poolThreads`); nothing creates threads afterwards.
+public final class Runtime: @unchecked Sendable {
+    /// The configuration in force.
+    public let configuration: RuntimeConfiguration
+    let scheduler: Scheduler
+    var pool: WorkNodePool { scheduler.pool }
+
+    private init(configuration: RuntimeConfiguration) {
+        self.configuration = configuration
+        scheduler = Scheduler(configuration: configuration)
+    }
+
+    /// Starts the runtime with `configuration`. Call it before any queue is used;
+    /// afterwards it throws `.alreadyStarted`. Throws `.invalidConfiguration` naming
+    /// the key when a value is out of range, `.threadCreationFailed` when the system
+    /// refuses a thread.
+    @discardableResult
+    public static func start(configuration: RuntimeConfiguration) throws(RuntimeError) -> Runtime {
+        try configuration.validate()
+        let claimed = StartRequest.shared.claim(configuration)
+        if !claimed { throw RuntimeError.alreadyStarted }
+        if let error = StartRequest.shared.failure { throw error }
+        return shared
+    }
+
+    /// The running runtime; starts it with the derived configuration on first use.
+    /// Traps with the reason when the runtime cannot start.
+    public static var current: Runtime { shared }
+
+    static let shared: Runtime = {
+        let configuration = StartRequest.shared.configurationForStart()
+        let runtime = Runtime(configuration: configuration)
+        do throws(RuntimeError) {
+            try runtime.scheduler.start()
+        } catch {
+            StartRequest.shared.failure = error
+            ringletMisuse("the runtime could not start: \(error)")
+        }
+        return runtime
+    }()
+
+    /// Counters describing the pool right now. Cost: takes the scheduler and pool
+    /// locks briefly; fine to call once a second, not per item.
+    public static var statistics: RuntimeStatistics { shared.statistics }
+
+    public var statistics: RuntimeStatistics {
+        let snapshot = scheduler.snapshot()
+        var run = Array(repeating: 0, count: QoSLevel.count)
+        for worker in scheduler.workers {
+            for level in QoSLevel.allLevels { run[level.rawValue] += worker.itemsRun.value(level) }
+        }
+        return RuntimeStatistics(
+            workers: configuration.workers, reserve: configuration.reserve,
+            reserveInUse: snapshot.activeReserve, blockedThreads: snapshot.blocked,
+            parkedThreads: snapshot.parked,
+            runnablePerQoS: QoSCounts(snapshot.pending), itemsRunPerQoS: QoSCounts(run),
+            workNodesInUse: pool.inUse, workNodesPeak: pool.peakInUse,
+            workNodeCapacity: pool.capacity, workNodeExhaustionWaits: pool.exhaustionWaits,
+            processThreads: ThreadControl.processThreadCount ?? -1)
+    }
+}
+
+/// Holds the configuration requested before start, and whether start was claimed.
+private final class StartRequest: @unchecked Sendable {
+    static let shared = StartRequest()
+    private let lock = FutexLock()
+    private var requested: RuntimeConfiguration?
+    private var started = false
+    var failure: RuntimeError?
+
+    /// Returns false when the runtime already started (or another start won).
+    func claim(_ configuration: RuntimeConfiguration) -> Bool {
+        lock.withLock {
+            if started || requested != nil { return false }
+            requested = configuration
+            return true
+        }
+    }
+
+    func configurationForStart() -> RuntimeConfiguration {
+        lock.withLock {
+            started = true
+            return requested ?? .derived()
+        }
+    }
+}

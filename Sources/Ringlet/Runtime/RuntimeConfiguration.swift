@@ -1,0 +1,119 @@
+/// How many threads and records the runtime creates, fixed when it starts.
+///
+/// Every key here is also a board-profile key (see Boards/README.md); the names
+/// match so that errors can name the key to change.
+public struct RuntimeConfiguration: Sendable, Equatable {
+    /// CPU cores to plan for (`cores`). Default: the online CPUs.
+    public var cores: Int
+    /// Workers per core (`workersPerCore`, default 2): the pool has
+    /// `cores × workersPerCore` workers.
+    public var workersPerCore: Int
+    /// Reserve workers per core (`reservePerCore`, default 1): they run only while
+    /// they cover a worker blocked in a Ringlet wait.
+    public var reservePerCore: Int
+    /// Workers that may run utility and background work (`lowQoSWorkers`, default
+    /// one per core); the rest run only default and higher QoS.
+    public var lowQoSWorkers: Int
+    /// Capacity of the work-node pool (`workNodes`): pending items, queue wake-ups
+    /// and contended syncs, all queues together. Submitters wait when it is full.
+    public var workNodes: Int
+    /// Stack size of each pool thread in bytes (`workerStackBytes`).
+    public var workerStackBytes: Int
+    /// Nice value of utility-band workers (`utilityNice`, 0...19, default 5).
+    public var utilityNice: Int
+    /// Background-band workers use SCHED_IDLE (`backgroundSchedIdle`, default true);
+    /// when false, or when the kernel refuses, they use nice 19.
+    public var backgroundSchedIdle: Bool
+    /// How long every pool thread must stay blocked, with work pending and nothing
+    /// running, before the deadlock report (`deadlockGraceMilliseconds`, default 2000).
+    public var deadlockGraceMilliseconds: Int
+    /// Items a worker runs from one queue before it lets other queues of the same
+    /// QoS go first (`drainBatch`, default 64).
+    public var drainBatch: Int
+
+    /// The configuration derived from this machine: online CPUs and the defaults.
+    public static func derived() -> RuntimeConfiguration {
+        RuntimeConfiguration(cores: ThreadControl.onlineCPUs)
+    }
+
+    public init(cores: Int, workersPerCore: Int = 2, reservePerCore: Int = 1,
+                lowQoSWorkers: Int? = nil, workNodes: Int = 131_072,
+                workerStackBytes: Int = 512 * 1024, utilityNice: Int = 5,
+                backgroundSchedIdle: Bool = true, deadlockGraceMilliseconds: Int = 2000,
+                drainBatch: Int = 64) {
+        self.cores = cores
+        self.workersPerCore = workersPerCore
+        self.reservePerCore = reservePerCore
+        self.lowQoSWorkers = lowQoSWorkers ?? cores
+        self.workNodes = workNodes
+        self.workerStackBytes = workerStackBytes
+        self.utilityNice = utilityNice
+        self.backgroundSchedIdle = backgroundSchedIdle
+        self.deadlockGraceMilliseconds = deadlockGraceMilliseconds
+        self.drainBatch = drainBatch
+    }
+
+    /// Workers (not counting the reserve).
+    public var workers: Int { cores * workersPerCore }
+    /// Reserve workers.
+    public var reserve: Int { cores * reservePerCore }
+    /// Every pool thread the runtime creates.
+    public var poolThreads: Int { workers + reserve }
+
+    var deadlockGraceNanoseconds: Int64 { Int64(deadlockGraceMilliseconds) * 1_000_000 }
+
+    /// Threads per band, in creation order.
+    var workerPlan: [(WorkerBand, Int)] {
+        let low = lowQoSWorkers
+        let utility = (low + 1) / 2
+        return [(.high, workers - low), (.utility, utility), (.background, low - utility), (.reserve, reserve)]
+    }
+
+    /// Checks every key; the error names the key and the allowed range.
+    public func validate() throws(RuntimeError) {
+        func check(_ ok: Bool, _ key: String, _ why: String) throws(RuntimeError) {
+            if !ok { throw RuntimeError.invalidConfiguration(key: key, reason: why) }
+        }
+        try check(cores >= 1 && cores <= 256, "cores", "must be 1...256 (got \(cores))")
+        try check(workersPerCore >= 1 && workersPerCore <= 16, "workersPerCore",
+                  "must be 1...16 (got \(workersPerCore))")
+        try check(reservePerCore >= 0 && reservePerCore <= 16, "reservePerCore",
+                  "must be 0...16 (got \(reservePerCore))")
+        try check(workers >= 2, "workersPerCore",
+                  "cores × workersPerCore must be at least 2: one worker for default-and-higher QoS and one "
+                  + "for utility and background (got \(workers))")
+        try check(lowQoSWorkers >= 1 && lowQoSWorkers < workers, "lowQoSWorkers",
+                  "must be 1...\(workers - 1) so that both QoS bands have a worker (got \(lowQoSWorkers))")
+        try check(workNodes >= 64 && workNodes <= 1 << 26, "workNodes",
+                  "must be 64...\(1 << 26) (got \(workNodes))")
+        try check(workerStackBytes == 0 || (workerStackBytes >= 64 * 1024 && workerStackBytes <= 64 << 20),
+                  "workerStackBytes", "must be 0 (system default) or 65536...67108864 (got \(workerStackBytes))")
+        try check(utilityNice >= 0 && utilityNice <= 19, "utilityNice", "must be 0...19 (got \(utilityNice))")
+        try check(deadlockGraceMilliseconds >= 10 && deadlockGraceMilliseconds <= 600_000,
+                  "deadlockGraceMilliseconds", "must be 10...600000 (got \(deadlockGraceMilliseconds))")
+        try check(drainBatch >= 1 && drainBatch <= 1 << 20, "drainBatch", "must be 1...1048576 (got \(drainBatch))")
+    }
+}
+
+/// Why the runtime could not start or a request was refused.
+public enum RuntimeError: Error, CustomStringConvertible {
+    /// A configuration key holds a value the runtime cannot use.
+    case invalidConfiguration(key: String, reason: String)
+    /// `Runtime.start(configuration:)` after the runtime had started.
+    case alreadyStarted
+    /// The system refused to create a pool thread.
+    case threadCreationFailed(created: Int, wanted: Int, errno: Errno)
+
+    public var description: String {
+        switch self {
+        case .invalidConfiguration(let key, let reason):
+            return "invalid runtime configuration: key '\(key)' \(reason)"
+        case .alreadyStarted:
+            return "Runtime.start(configuration:) was called after the runtime had started (it starts on "
+                + "first use of a queue); call it first thing in main()"
+        case .threadCreationFailed(let created, let wanted, let errno):
+            return "could not create pool thread \(created + 1) of \(wanted): \(errno.name); lower "
+                + "'workersPerCore'/'reservePerCore' or 'workerStackBytes', or raise RLIMIT_NPROC"
+        }
+    }
+}

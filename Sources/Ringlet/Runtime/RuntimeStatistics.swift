@@ -1,0 +1,61 @@
+/// Counts per QoS class, indexed by class.
+public struct QoSCounts: Sendable, Equatable {
+    public var background = 0
+    public var utility = 0
+    public var `default` = 0
+    public var userInitiated = 0
+    public var userInteractive = 0
+
+    init(_ byLevel: [Int]) {
+        background = byLevel[QoSLevel.background.rawValue]
+        utility = byLevel[QoSLevel.utility.rawValue]
+        `default` = byLevel[QoSLevel.default.rawValue] + byLevel[QoSLevel.unspecified.rawValue]
+        userInitiated = byLevel[QoSLevel.userInitiated.rawValue]
+        userInteractive = byLevel[QoSLevel.userInteractive.rawValue]
+    }
+
+    public subscript(qosClass: DispatchQoS.QoSClass) -> Int {
+        switch qosClass {
+        case .background: return background
+        case .utility: return utility
+        case .default, .unspecified: return `default`
+        case .userInitiated: return userInitiated
+        case .userInteractive: return userInteractive
+        }
+    }
+
+    public var total: Int { background + utility + `default` + userInitiated + userInteractive }
+}
+
+/// A snapshot of the runtime's pool: threads, pending work and memory records.
+public struct RuntimeStatistics: Sendable {
+    /// Workers created at start (never changes).
+    public let workers: Int
+    /// Reserve workers created at start (never changes).
+    public let reserve: Int
+    /// Reserve workers currently allowed to run (covering blocked workers).
+    public let reserveInUse: Int
+    /// Pool threads inside a Ringlet wait.
+    public let blockedThreads: Int
+    /// Pool threads parked with nothing to do.
+    public let parkedThreads: Int
+    /// Nodes waiting in the root run queues, per QoS (plain items and queue wake-ups).
+    public let runnablePerQoS: QoSCounts
+    /// Items run by pool threads since start, per QoS they ran at.
+    public let itemsRunPerQoS: QoSCounts
+    /// Work nodes in use now: pending items in every queue, wake-ups, contended syncs.
+    public let workNodesInUse: Int
+    /// The most work nodes ever in use at once.
+    public let workNodesPeak: Int
+    /// The work-node pool's capacity (configuration key `workNodes`).
+    public let workNodeCapacity: Int
+    /// Times a submitter had to wait because the pool was full.
+    public let workNodeExhaustionWaits: Int
+    /// Threads of the whole process now (/proc/self/task), -1 when unreadable.
+    public let processThreads: Int
+
+    /// Bytes the runtime reserved for its own records at start (nodes and stacks).
+    public var reservedBytes: Int {
+        workNodeCapacity * MemoryLayout<WorkNode>.stride
+    }
+}

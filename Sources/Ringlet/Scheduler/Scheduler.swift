@@ -1,0 +1,210 @@
+import Synchronization
+
+/// The fixed worker pool and the root run queues it serves.
+///
+/// Every thread the pool will ever have is created by `start()`. Workers take the
+/// most urgent node their band allows (strict QoS), park on their own futex event
+/// when there is none, and are woken one at a time by `enqueue`. A worker that
+/// blocks in a Ringlet wait reports it (`workerWillBlock`), which lets one reserve
+/// worker run in its place; when every pool thread is blocked while work is pending,
+/// `DeadlockReport` describes the pool and stops the process.
+///
+/// Lock order: a queue's lock may be held while taking the scheduler lock, never the
+/// reverse. Functions named `...Locked` run with the scheduler lock held.
+final class Scheduler: @unchecked Sendable {
+    let configuration: RuntimeConfiguration
+    let pool: WorkNodePool
+    private let lock = FutexLock()
+    private var runQueues = RunQueues()
+    /// The highest occupied run-queue index (-1: none), readable without the lock;
+    /// drainers poll it between items to yield to more urgent work.
+    private let highestPendingHint = Atomic<Int>(-1)
+    private var idle: [[Worker]] = Array(repeating: [], count: WorkerBand.allCases.count)
+    private(set) var workers: [Worker] = []
+    private var blockedCount = 0
+    private var activeReserve = 0
+    private var reserveCount = 0
+    private var startedThreads = 0
+    private let started = FutexEvent()
+    /// Nodes taken from the run queues so far: the deadlock watch's progress mark.
+    private var progress: UInt64 = 0
+    private var progressWhenAllBlocked: UInt64 = 0
+    private var deadlockReported = false
+
+    init(configuration: RuntimeConfiguration) {
+        self.configuration = configuration
+        pool = WorkNodePool(capacity: configuration.workNodes)
+    }
+
+    /// Creates every pool thread and waits until each has applied its kernel
+    /// priority. Throws when the system refuses a thread (naming how many were made).
+    func start() throws(RuntimeError) {
+        let plan = configuration.workerPlan
+        var index = 0
+        for (band, count) in plan {
+            for _ in 0..<count {
+                workers.append(Worker(index: index, band: band, scheduler: self))
+                index += 1
+            }
+        }
+        reserveCount = plan.first { $0.0 == .reserve }?.1 ?? 0
+        for worker in workers {
+            do throws(Errno) {
+                try ThreadControl.start(stackBytes: configuration.workerStackBytes) {
+                    worker.threadMain()
+                }
+            } catch {
+                throw RuntimeError.threadCreationFailed(created: startedThreads, wanted: workers.count,
+                                                        errno: error)
+            }
+        }
+        while true {
+            let seen = started.snapshot
+            if lock.withLock({ startedThreads }) == workers.count { break }
+            _ = started.wait(ifUnchangedFrom: seen)
+        }
+    }
+
+    /// Called by each worker thread once its kernel priority is set.
+    func workerStarted() {
+        lock.withLock { startedThreads += 1 }
+        started.post(wake: Int32.max)
+    }
+
+    // MARK: Enqueue and dequeue
+
+    /// Appends `node` to the root run queue of its priority and wakes one idle worker
+    /// that may take it (or a reserve worker covering a blocked one).
+    func enqueue(_ node: WorkNodeRef) {
+        let index = RunQueueIndex.of(node.pointee.priority)
+        lock.lock()
+        runQueues.append(node, at: index)
+        highestPendingHint.store(runQueues.highestIndex, ordering: .relaxed)
+        let wake = pickWorkerToWakeLocked(for: index)
+        lock.unlock()
+        wake?.event.post()
+    }
+
+    /// Invoked with the lock held. Removes and returns the worker to wake, if any.
+    private func pickWorkerToWakeLocked(for index: Int) -> Worker? {
+        let order = WorkerBand.wakeOrder(for: index)
+        if let worker = idle[order.first.rawValue].popLast() {
+            worker.state = .searching
+            return worker
+        }
+        if let second = order.second, let worker = idle[second.rawValue].popLast() {
+            worker.state = .searching
+            return worker
+        }
+        return wakeReserveIfJustifiedLocked()
+    }
+
+    /// Invoked with the lock held. A reserve worker may run while fewer reserve
+    /// workers run than pool threads are blocked.
+    private func wakeReserveIfJustifiedLocked() -> Worker? {
+        guard activeReserve < min(reserveCount, blockedCount),
+              let reserve = idle[WorkerBand.reserve.rawValue].popLast() else { return nil }
+        activeReserve += 1
+        reserve.state = .searching
+        return reserve
+    }
+
+    /// The next node `worker` should run; parks the worker until woken when there is
+    /// none (and then returns nil so the worker loops).
+    func nextNode(for worker: Worker) -> WorkNodeRef? {
+        lock.lock()
+        let isReserve = worker.band == .reserve
+        if !isReserve || activeReserve <= min(reserveCount, blockedCount),
+           let index = runQueues.highestIndex(in: worker.band.indices),
+           let node = runQueues.removeFirst(at: index) {
+            highestPendingHint.store(runQueues.highestIndex, ordering: .relaxed)
+            worker.state = .running
+            progress &+= 1
+            lock.unlock()
+            return node
+        }
+        // Nothing this worker may take: park.
+        if isReserve { activeReserve -= 1 }
+        worker.state = .parked
+        idle[worker.band.rawValue].append(worker)
+        var seen = worker.event.snapshot
+        lock.unlock()
+        while true {
+            _ = worker.event.wait(ifUnchangedFrom: seen)
+            lock.lock()
+            if worker.state != .parked {
+                lock.unlock()
+                return nil
+            }
+            seen = worker.event.snapshot
+            lock.unlock()
+        }
+    }
+
+    /// True when a node more urgent than `index` waits that `band` may take: a
+    /// drainer at `index` should yield. Lock-free.
+    @inline(__always)
+    func hasMoreUrgentWork(than index: Int, for band: WorkerBand) -> Bool {
+        let highest = highestPendingHint.load(ordering: .relaxed)
+        return highest > index && band.indices.contains(highest)
+    }
+
+    // MARK: Blocking accounting
+
+    /// The calling pool thread is about to block in a Ringlet wait.
+    func workerWillBlock(_ worker: Worker, reason: WaitReason) {
+        lock.lock()
+        worker.state = .blocked
+        worker.context?.blockedOn = reason
+        blockedCount += 1
+        if blockedCount == workers.count { progressWhenAllBlocked = progress }
+        let reserve = runQueues.count > 0 ? wakeReserveIfJustifiedLocked() : nil
+        lock.unlock()
+        reserve?.event.post()
+    }
+
+    /// The calling pool thread has left its Ringlet wait.
+    func workerDidUnblock(_ worker: Worker) {
+        lock.lock()
+        worker.state = .running
+        worker.context?.blockedOn = nil
+        blockedCount -= 1
+        lock.unlock()
+    }
+
+    /// True when every pool thread is blocked: waits then poll the deadlock watch.
+    var everyWorkerBlocked: Bool { lock.withLock { blockedCount == workers.count } }
+
+    /// Called by a blocked pool thread after `deadlockGracePeriod` in the all-blocked
+    /// state. Reports and stops the process when nothing ran meanwhile and work is
+    /// pending; returns otherwise.
+    func checkForDeadlock() {
+        lock.lock()
+        let deadlocked = blockedCount == workers.count && progress == progressWhenAllBlocked
+            && (runQueues.count > 0 || workers.contains { $0.context?.currentQueue?.hasPendingWork ?? false })
+            && !deadlockReported
+        if !deadlocked {
+            lock.unlock()
+            return
+        }
+        deadlockReported = true
+        let report = DeadlockReport.make(workers: workers, runQueues: runQueues)
+        lock.unlock()
+        writeToStandardError(report)
+        ringletMisuse("deadlock: all \(workers.count) pool threads (\(workers.count - reserveCount) workers "
+            + "+ \(reserveCount) reserve) are blocked in waits while work is pending; see the report above. "
+            + "Raise 'reservePerCore' in the board profile, or avoid blocking waits that depend on queued work.")
+    }
+
+    // MARK: Statistics
+
+    func snapshot() -> (pending: [Int], blocked: Int, activeReserve: Int, parked: Int) {
+        lock.withLock {
+            var pending = Array(repeating: 0, count: QoSLevel.count)
+            for index in 0..<RunQueueIndex.count {
+                pending[RunQueueIndex.level(ofIndex: index).rawValue] += runQueues.count(at: index)
+            }
+            return (pending, blockedCount, activeReserve, idle.reduce(0) { $0 + $1.count })
+        }
+    }
+}

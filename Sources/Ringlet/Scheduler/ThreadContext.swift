@@ -1,0 +1,74 @@
+import CRinglet
+
+/// What Ringlet knows about the calling thread: the worker it is (if any), the queue
+/// whose work it is running, and the QoS it runs at. Kept in a C thread-local
+/// pointer (Embedded Swift has no thread-local storage of its own).
+///
+/// Workers create theirs at start; other threads (main, foreign) get one lazily,
+/// released by a pthread key destructor when the thread exits.
+final class ThreadContext {
+    /// The pool thread this is, or nil for the main thread and foreign threads.
+    let worker: Worker?
+    let isMainThread: Bool
+    /// The queue whose item (or sync block) this thread is running; its target
+    /// chain is what the thread holds. Set and restored around every item.
+    var currentQueue: DispatchQueue?
+    /// The QoS of the item this thread runs, what `async` propagates. For threads
+    /// outside the pool: userInteractive on the main thread (as on Darwin),
+    /// unspecified elsewhere.
+    var currentPriority: QoSPriority
+    /// The wait this thread is blocked in, for the deadlock report.
+    var blockedOn: WaitReason?
+
+    init(worker: Worker?) {
+        self.worker = worker
+        isMainThread = worker == nil && ThreadControl.threadID == ThreadControl.processID
+        currentPriority = isMainThread ? QoSPriority(.userInteractive) : QoSPriority(.unspecified)
+    }
+
+    /// The calling thread's context, created on first use.
+    static var current: ThreadContext {
+        @inline(__always) get {
+            if let raw = rl_tls_get() {
+                return Unmanaged<ThreadContext>.fromOpaque(raw).takeUnretainedValue()
+            }
+            return install(ThreadContext(worker: nil))
+        }
+    }
+
+    /// The calling thread's context if it has one (never allocates).
+    static var currentIfPresent: ThreadContext? {
+        guard let raw = rl_tls_get() else { return nil }
+        return Unmanaged<ThreadContext>.fromOpaque(raw).takeUnretainedValue()
+    }
+
+    @discardableResult
+    static func install(_ context: ThreadContext) -> ThreadContext {
+        rl_tls_set_release { raw in
+            Unmanaged<ThreadContext>.fromOpaque(raw!).release()
+        }
+        rl_tls_set(Unmanaged.passRetained(context).toOpaque())
+        return context
+    }
+
+    /// The QoS `async` captures from this thread: userInteractive becomes
+    /// userInitiated (GCD's rule: UI work is the main thread's alone).
+    var propagatedPriority: QoSPriority {
+        currentPriority.level == .userInteractive ? QoSPriority(.userInitiated) : currentPriority
+    }
+
+    /// Runs `body` as work of `queue` at `priority`, restoring the previous state.
+    @inline(__always)
+    func running<R, E: Error>(on queue: DispatchQueue?, at priority: QoSPriority,
+                              _ body: () throws(E) -> R) throws(E) -> R {
+        let savedQueue = currentQueue
+        let savedPriority = currentPriority
+        currentQueue = queue
+        currentPriority = priority
+        defer {
+            currentQueue = savedQueue
+            currentPriority = savedPriority
+        }
+        return try body()
+    }
+}

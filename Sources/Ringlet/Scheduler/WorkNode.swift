@@ -1,0 +1,64 @@
+/// One unit of pending work in a queue's FIFO or in a root run queue. Nodes come
+/// from the fixed `WorkNodePool`; queues link them intrusively through `next`.
+struct WorkNode {
+    /// What the node carries; decides how a drainer runs it.
+    enum Kind: UInt8 {
+        /// A closure submitted with `async`; `block` holds it.
+        case block
+        /// A `DispatchWorkItem` submitted with `async(execute:)`; `object` holds it.
+        case workItem
+        /// A wake-up token of a child queue (`object`) in its target's FIFO:
+        /// running it drains a batch of the child.
+        case queueToken
+        /// A contended `sync`: `block` runs the caller's closure, then `object` (a
+        /// `SyncWaiter`) is signalled.
+        case syncWaiter
+    }
+
+    var next: UnsafeMutablePointer<WorkNode>?
+    var kind: Kind
+    /// Run as a barrier on a concurrent queue.
+    var isBarrier: Bool
+    /// The QoS the node runs at (for tokens: the level they were pushed at).
+    var priority: QoSPriority
+    var block: (() -> Void)?
+    var object: AnyObject?
+    /// Left once the node has run (`async(group:)`).
+    var group: DispatchGroup?
+}
+
+typealias WorkNodeRef = UnsafeMutablePointer<WorkNode>
+
+/// An intrusive FIFO of work nodes. Not synchronised: its owner's lock protects it.
+struct NodeFIFO {
+    private(set) var head: WorkNodeRef?
+    private(set) var tail: WorkNodeRef?
+    private(set) var count = 0
+
+    var isEmpty: Bool { head == nil }
+
+    mutating func append(_ node: WorkNodeRef) {
+        node.pointee.next = nil
+        if let tail { tail.pointee.next = node } else { head = node }
+        tail = node
+        count += 1
+    }
+
+    mutating func removeFirst() -> WorkNodeRef? {
+        guard let node = head else { return nil }
+        head = node.pointee.next
+        if head == nil { tail = nil }
+        node.pointee.next = nil
+        count -= 1
+        return node
+    }
+
+    /// Removes every node; the caller walks the returned chain through `next`.
+    mutating func removeAll() -> WorkNodeRef? {
+        let chain = head
+        head = nil
+        tail = nil
+        count = 0
+        return chain
+    }
+}

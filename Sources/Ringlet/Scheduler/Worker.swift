@@ -1,0 +1,98 @@
+import Synchronization
+
+/// One pool thread: created at start, never destroyed, parked on its own futex
+/// event when there is nothing it may run.
+///
+/// States (all changes made under the scheduler lock except `running`):
+///
+///   parked --(1) wake--> searching --(2) dequeue--> running --(3)--> searching
+///   searching --(4) nothing eligible--> parked
+///   running --(5) Ringlet wait--> blocked --(6) released--> running
+///
+///   (1) Scheduler.enqueue / workerWillBlock   (2) Scheduler.dequeueLocked
+///   (3) Worker.execute returns                 (4) Scheduler.park
+///   (5) BlockingWait.perform                   (6) Scheduler.workerDidUnblock
+final class Worker: @unchecked Sendable {
+    enum State: UInt8 {
+        /// Sleeping on `event`, listed in the scheduler's idle list of its band.
+        case parked
+        /// Looking for work (just woken, or just finished an item).
+        case searching
+        /// Running an item or draining a queue.
+        case running
+        /// Inside a Ringlet wait (semaphore, group, work item, sync, node pool).
+        case blocked
+    }
+
+    let index: Int
+    let band: WorkerBand
+    // Strong: workers and the scheduler live as long as the process.
+    let scheduler: Scheduler
+    let event = FutexEvent()
+    /// Under the scheduler lock.
+    var state: State = .searching
+    /// Set by the thread itself once started.
+    var context: ThreadContext?
+    /// Items run, per QoS level index (`QoSLevel.rawValue`); single writer (this
+    /// thread), read by statistics.
+    let itemsRun = LevelCounters()
+
+    init(index: Int, band: WorkerBand, scheduler: Scheduler) {
+        self.index = index
+        self.band = band
+        self.scheduler = scheduler
+    }
+
+    var name: String {
+        band == .reserve ? "ringlet-r\(index)" : "ringlet-w\(index)"
+    }
+
+    /// The thread body: applies the band's kernel priority once, then loops.
+    func threadMain() {
+        ThreadControl.setName(name)
+        let context = ThreadContext(worker: self)
+        self.context = context
+        ThreadContext.install(context)
+        KernelPriority.apply(band: band, configuration: scheduler.configuration)
+        scheduler.workerStarted()
+        while true {
+            guard let node = scheduler.nextNode(for: self) else { continue }
+            execute(node)
+        }
+    }
+
+    /// Runs one node taken from a root run queue.
+    @inline(__always)
+    func execute(_ node: WorkNodeRef) {
+        let level = node.pointee.priority.level
+        NodeRunner.run(node, from: nil, context: context.unsafelyUnwrapped)
+        itemsRun.increment(level)
+    }
+}
+
+/// Per-QoS-level counters written by one thread and read by any.
+final class LevelCounters: @unchecked Sendable {
+    private let counts: UnsafeMutablePointer<Int>
+    private let lock = FutexLock()
+
+    init() {
+        counts = .allocate(capacity: QoSLevel.count)
+        counts.initialize(repeating: 0, count: QoSLevel.count)
+    }
+
+    deinit {
+        counts.deallocate()
+        lock.deallocate()
+    }
+
+    /// Single-writer increment. The lock is uncontended except while statistics
+    /// are read, and keeps ThreadSanitizer's view exact.
+    @inline(__always)
+    func increment(_ level: QoSLevel) {
+        lock.lock()
+        counts[level.rawValue] += 1
+        lock.unlock()
+    }
+
+    func value(_ level: QoSLevel) -> Int { lock.withLock { counts[level.rawValue] } }
+}

@@ -1,0 +1,34 @@
+import CRinglet
+
+/// Writes one line to stderr without Foundation or stdio buffering, so that messages
+/// reach the terminal even when the process is about to abort.
+func writeToStandardError(_ message: String) {
+    var line = message
+    // Compare bytes, not Characters: String comparison would pull Unicode tables
+    // into Embedded builds.
+    if line.utf8.last != 10 { line += "\n" }
+    var utf8 = line.utf8CString
+    utf8.withUnsafeMutableBufferPointer { buffer in
+        rl_write_stderr(buffer.baseAddress, Int64(buffer.count - 1))
+    }
+}
+
+/// Reports misuse of the API and stops the process, as GCD does for client bugs.
+/// The message names the object (queue label, semaphore, group) and what to do; it is
+/// printed to stderr as "Ringlet: <message>" before SIGABRT, in every build mode and in
+/// Embedded Swift (whose `fatalError` drops its message).
+func ringletMisuse(_ message: String) -> Never {
+    writeToStandardError("Ringlet: \(message)")
+    rl_abort()
+}
+
+/// Reports a broken internal invariant: a bug in Ringlet itself.
+func ringletBug(_ message: String) -> Never {
+    writeToStandardError("Ringlet internal error (please report): \(message)")
+    rl_abort()
+}
+
+/// A one-time warning line ("Ringlet: warning: ..."); used when a kernel hint fails.
+func ringletWarning(_ message: String) {
+    writeToStandardError("Ringlet: warning: \(message)")
+}

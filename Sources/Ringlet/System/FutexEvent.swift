@@ -1,0 +1,37 @@
+import CRinglet
+
+/// A one-word event that threads sleep on: the parking spot of a worker, of a thread
+/// waiting in `sync`, on a work item or on a group.
+///
+/// The word counts "posts"; `wait` sleeps until the count differs from what the
+/// waiter saw (`snapshot`), so a post that lands between the check and the sleep is
+/// never lost (futex(2): FUTEX_WAIT returns EAGAIN when the word changed).
+struct FutexEvent: @unchecked Sendable {
+    let word: UnsafeMutablePointer<UInt32>
+
+    init() {
+        word = .allocate(capacity: 1)
+        word.initialize(to: 0)
+    }
+
+    func deallocate() { word.deallocate() }
+
+    /// The current post count; pass it to `wait(ifUnchangedFrom:)`.
+    @inline(__always)
+    var snapshot: UInt32 { rl_atomic_load_u32(word) }
+
+    /// Wakes up to `count` sleepers (after making the word differ from any snapshot).
+    @inline(__always)
+    func post(wake count: Int32 = 1) {
+        _ = rl_atomic_add_u32(word, 1)
+        _ = rl_futex_wake(word, count)
+    }
+
+    /// Sleeps while the word still equals `seen`, at most `timeoutNanoseconds`
+    /// (negative: no limit). Returns false only on timeout; true when posted or woken
+    /// spuriously — callers re-check their condition either way.
+    func wait(ifUnchangedFrom seen: UInt32, timeoutNanoseconds: Int64 = -1) -> Bool {
+        let result = rl_futex_wait(word, seen, timeoutNanoseconds)
+        return result != -Errno.timedOut.rawValue
+    }
+}

@@ -1,0 +1,64 @@
+import CRinglet
+
+/// The Swift side of the thread syscalls: start, name, kernel priority, counts.
+/// The only Swift file besides the futex wrappers that calls the thread parts of
+/// CRinglet.
+enum ThreadControl {
+    /// Starts a detached thread running `body`. Throws the errno when the kernel or
+    /// libc refuses (EAGAIN: RLIMIT_NPROC or memory; EINVAL: bad stack size).
+    static func start(stackBytes: Int, _ body: @escaping () -> Void) throws(Errno) {
+        let box = Unmanaged.passRetained(ThreadBody(body))
+        let result = rl_thread_start({ raw in
+            let body = Unmanaged<ThreadBody>.fromOpaque(raw!).takeRetainedValue()
+            body.run()
+        }, box.toOpaque(), UInt64(stackBytes))
+        if result != 0 {
+            box.release()
+            throw Errno(negated: result)
+        }
+    }
+
+    static func setName(_ name: String) {
+        var bytes = name.utf8CString
+        bytes.withUnsafeMutableBufferPointer { rl_thread_set_name($0.baseAddress) }
+    }
+
+    static var threadID: Int32 { rl_thread_id() }
+    static var processID: Int32 { rl_process_id() }
+    static var onlineCPUs: Int { Int(rl_cpu_count()) }
+
+    /// Threads of this process right now (/proc/self/task), or nil when unreadable.
+    static var processThreadCount: Int? {
+        let n = rl_process_thread_count()
+        return n < 0 ? nil : Int(n)
+    }
+
+    static func setNice(_ nice: Int32) -> Errno? {
+        let r = rl_thread_set_nice(nice)
+        return r == 0 ? nil : Errno(negated: r)
+    }
+
+    static func setSchedIdle() -> Errno? {
+        let r = rl_thread_set_sched_idle()
+        return r == 0 ? nil : Errno(negated: r)
+    }
+
+    /// The calling thread's nice value and whether it runs at SCHED_IDLE.
+    static var kernelPriority: (nice: Int32, isIdle: Bool) {
+        var idle: Int32 = 0
+        let nice = rl_thread_get_nice(&idle)
+        return (nice, idle != 0)
+    }
+
+    static func environment(_ name: String) -> String? {
+        var bytes = name.utf8CString
+        let value = bytes.withUnsafeMutableBufferPointer { rl_getenv($0.baseAddress) }
+        guard let value else { return nil }
+        return String(cString: value)
+    }
+}
+
+private final class ThreadBody {
+    let run: () -> Void
+    init(_ run: @escaping () -> Void) { self.run = run }
+}

@@ -1,0 +1,12 @@
+import ArgumentParser
+
+/// `ringlet`: the command-line tool. `demo` runs a short workload on the runtime;
+/// `bench` compares Ringlet with the toolchain's Dispatch in the same process.
+@main
+struct RingletCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "ringlet",
+        abstract: "Ringlet: a fixed-size, cooperative dispatch runtime for small Linux boards.",
+        subcommands: [Demo.self, Bench.self],
+        defaultSubcommand: Demo.self)
+}

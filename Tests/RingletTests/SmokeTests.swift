@@ -1,0 +1,24 @@
+import Testing
+@testable import Ringlet
+
+@Suite struct SmokeTests {
+    @Test func asyncRunsAndGroupWaits() {
+        let queue = DispatchQueue(label: "smoke")
+        let group = DispatchGroup()
+        let counter = Counter()
+        for _ in 0..<1000 {
+            queue.async(group: group) { counter.increment() }
+        }
+        #expect(group.wait(timeout: .now() + 10) == .success)
+        #expect(counter.value == 1000)
+        let v = queue.sync { 42 }
+        #expect(v == 42)
+    }
+}
+
+final class Counter: @unchecked Sendable {
+    private let lock = FutexLock()
+    private var count = 0
+    func increment() { lock.withLock { count += 1 } }
+    var value: Int { lock.withLock { count } }
+}
