@@ -13,9 +13,16 @@ let package = Package(
         .package(url: "https://github.com/HdrHistogram/hdrhistogram-swift", from: "0.2.0"),
     ],
     targets: [
-        // The only code that includes Linux (and, later, liburing) headers.
+        // liburing through pkg-config; `make deps` installs liburing-dev when missing.
+        .systemLibrary(
+            name: "CLibURing",
+            pkgConfig: "liburing",
+            providers: [.apt(["liburing-dev"])]
+        ),
+        // The only code that includes Linux and liburing headers.
         .target(
             name: "CRinglet",
+            dependencies: ["CLibURing"],
             cSettings: [.define("_GNU_SOURCE")],
             linkerSettings: [.linkedLibrary("pthread")]
         ),
@@ -34,6 +41,13 @@ let package = Package(
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Histogram", package: "hdrhistogram-swift"),
             ],
+            swiftSettings: [.swiftLanguageMode(.v5)]
+        ),
+        // Ringlet's behavioural checks as a standalone program: built by SwiftPM here and
+        // in Embedded Swift mode by `make embedded` (and, for boards, `make cross`).
+        .executableTarget(
+            name: "RingletChecks",
+            dependencies: ["Ringlet"],
             swiftSettings: [.swiftLanguageMode(.v5)]
         ),
         .testTarget(

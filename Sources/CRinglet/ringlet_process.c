@@ -20,6 +20,8 @@ void rl_write_stderr(const char *bytes, long long count) {
 
 void rl_abort(void) { abort(); }
 
+void rl_exit(int status) { exit(status); }
+
 const char *rl_getenv(const char *name) { return getenv(name); }
 
 void rl_sleep_ns(long long ns) {

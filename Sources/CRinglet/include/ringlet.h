@@ -91,10 +91,29 @@ void rl_tls_set_release(rl_tls_release_fn release);
 void rl_write_stderr(const char *bytes, long long count);
 /// Aborts the process with SIGABRT after flushing nothing (abort(3)).
 void rl_abort(void) __attribute__((noreturn));
+/// Ends the process with `status` (exit(3): atexit handlers run, stdio is flushed).
+void rl_exit(int status) __attribute__((noreturn));
 /// Reads an environment variable; returns 0 when unset.
 const char *rl_getenv(const char *name);
 /// Sleeps for `ns` nanoseconds (nanosleep(2), resumed after EINTR). For tests and demos.
 void rl_sleep_ns(long long ns);
+
+// MARK: io_uring (liburing)
+
+/// What the kernel's io_uring offers, filled by rl_uring_probe.
+struct rl_uring_info {
+    unsigned int features;        ///< IORING_FEAT_* bits from io_uring_setup(2)
+    int last_opcode;              ///< highest opcode the probe knows (io_uring_register_probe)
+    int supports_poll_multishot;  ///< IORING_POLL_ADD_MULTI accepted (kernel >= 5.13)
+    int supports_timeout;         ///< IORING_OP_TIMEOUT
+    int supports_read;            ///< IORING_OP_READ
+};
+/// Creates and destroys a small ring to learn whether io_uring works here.
+/// Returns 0, or -errno from io_uring_setup(2): -ENOSYS (no io_uring), -EPERM
+/// (seccomp or kernel.io_uring_disabled=2), -ENOMEM (RLIMIT_MEMLOCK on kernels < 5.12).
+int rl_uring_probe(struct rl_uring_info *info);
+/// The value of /proc/sys/kernel/io_uring_disabled (0, 1, 2), or -1 when absent.
+int rl_uring_disabled_sysctl(void);
 
 #ifdef __cplusplus
 }

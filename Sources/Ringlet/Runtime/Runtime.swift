@@ -1,3 +1,5 @@
+import CRinglet
+
 /// The process's Ringlet runtime: the fixed worker pool, the work-node pool and the
 /// root queues. It starts once — on first use of any queue, or explicitly with
 /// `Runtime.start(configuration:)` — and lives until the process exits.
@@ -43,6 +45,10 @@ public final class Runtime: @unchecked Sendable {
         }
         return runtime
     }()
+
+    /// Ends the process with `status` (exit(3)). For programs, such as Embedded
+    /// Swift ones, that have no C library module to call `exit` through.
+    public static func exit(status: Int32) -> Never { rl_exit(status) }
 
     /// Counters describing the pool right now. Cost: takes the scheduler and pool
     /// locks briefly; fine to call once a second, not per item.

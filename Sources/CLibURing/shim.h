@@ -1,0 +1,2 @@
+// liburing, found through pkg-config (`liburing.pc`); only CRinglet's C files use it.
+#include <liburing.h>
