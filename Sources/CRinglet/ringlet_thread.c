@@ -134,7 +134,8 @@ static pthread_once_t rl_tls_once = PTHREAD_ONCE_INIT;
 static rl_tls_release_fn rl_tls_release;
 
 static void rl_tls_destructor(void *context) {
-    if (context && rl_tls_release) rl_tls_release(context);
+    rl_tls_release_fn release = __atomic_load_n(&rl_tls_release, __ATOMIC_ACQUIRE);
+    if (context && release) release(context);
 }
 static void rl_tls_make_key(void) { pthread_key_create(&rl_tls_key, rl_tls_destructor); }
 
@@ -146,4 +147,6 @@ void rl_tls_set(void *context) {
     pthread_setspecific(rl_tls_key, context);
 }
 
-void rl_tls_set_release(rl_tls_release_fn release) { rl_tls_release = release; }
+void rl_tls_set_release(rl_tls_release_fn release) {
+    __atomic_store_n(&rl_tls_release, release, __ATOMIC_RELEASE);
+}
