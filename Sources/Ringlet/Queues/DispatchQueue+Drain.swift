@@ -27,7 +27,7 @@ extension DispatchQueue {
                 barrierRunning = true
             }
             running += 1
-            if fifo.isEmpty { pendingMaxPriority = .lowest }
+            lowerPriorityIfPassedLocked(node)
             let helper: WakeAction = isSerial || isBarrier ? .none : wakeupIfNeededLocked()
             lock.unlock()
             perform(helper)

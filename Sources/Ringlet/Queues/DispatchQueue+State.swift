@@ -46,9 +46,11 @@ extension DispatchQueue {
         }
         let priority = node.pointee.priority
         lock.lock()
+        let raises = !fifo.isEmpty && priority > pendingMaxPriority
         fifo.append(node)
         if node.pointee.isBarrier { barriersPending += 1 }
         if priority > pendingMaxPriority { pendingMaxPriority = priority }
+        if raises { overrideMarker = node }
         var action = wakeupIfNeededLocked()
         if case .none = action { action = raiseLocked(priority) }
         lock.unlock()
@@ -89,6 +91,30 @@ extension DispatchQueue {
         let action = raiseLocked(priority)
         lock.unlock()
         perform(action)
+    }
+
+    /// Called when the drainer takes `node`: once the node that raised the queue has
+    /// been reached, the queue drains at the priority of what is left (GCD: the
+    /// override lasts until the item has run). Scans at most 128 nodes; a longer
+    /// FIFO keeps the raised priority until it empties.
+    func lowerPriorityIfPassedLocked(_ node: WorkNodeRef) {
+        if fifo.isEmpty {
+            pendingMaxPriority = .lowest
+            overrideMarker = nil
+            return
+        }
+        guard node == overrideMarker else { return }
+        overrideMarker = nil
+        var highest = QoSPriority.lowest
+        var scanned = 0
+        var cursor = fifo.head
+        while let current = cursor {
+            if scanned == 128 { return }
+            if current.pointee.priority > highest { highest = current.pointee.priority }
+            cursor = current.pointee.next
+            scanned += 1
+        }
+        pendingMaxPriority = highest
     }
 
     func perform(_ action: WakeAction) {

@@ -45,6 +45,8 @@ public final class DispatchQueue: DispatchObject, @unchecked Sendable {
     var tokenPriority = QoSPriority.lowest
     /// The most urgent priority among pending items (an upper bound).
     var pendingMaxPriority = QoSPriority.lowest
+    /// The node whose push raised `pendingMaxPriority` above the items before it.
+    var overrideMarker: WorkNodeRef?
     /// A more urgent item arrived while a drainer runs: the drainer hands off to a
     /// worker that may run it when its own band may not.
     var drainOverride = QoSPriority.lowest

@@ -105,6 +105,7 @@ final class Scheduler: @unchecked Sendable {
         guard activeReserve < min(reserveCount, blockedCount),
               let reserve = idle[WorkerBand.reserve.rawValue].popLast() else { return nil }
         activeReserve += 1
+        reserve.reserveActive = true
         reserve.state = .searching
         return reserve
     }
@@ -114,8 +115,10 @@ final class Scheduler: @unchecked Sendable {
     func nextNode(for worker: Worker) -> WorkNodeRef? {
         lock.lock()
         let isReserve = worker.band == .reserve
-        if !isReserve || activeReserve <= min(reserveCount, blockedCount),
-           let index = runQueues.highestIndex(in: worker.band.indices),
+        // A reserve thread runs only while activated, and only while fewer reserve
+        // threads run than pool threads are blocked.
+        let mayRun = !isReserve || (worker.reserveActive && activeReserve <= min(reserveCount, blockedCount))
+        if mayRun, let index = runQueues.highestIndex(in: worker.band.indices),
            let node = runQueues.removeFirst(at: index) {
             highestPendingHint.store(runQueues.highestIndex, ordering: .relaxed)
             worker.state = .running
@@ -124,7 +127,10 @@ final class Scheduler: @unchecked Sendable {
             return node
         }
         // Nothing this worker may take: park.
-        if isReserve { activeReserve -= 1 }
+        if isReserve && worker.reserveActive {
+            worker.reserveActive = false
+            activeReserve -= 1
+        }
         worker.state = .parked
         idle[worker.band.rawValue].append(worker)
         var seen = worker.event.snapshot

@@ -31,6 +31,8 @@ final class Worker: @unchecked Sendable {
     let event = FutexEvent()
     /// Under the scheduler lock.
     var state: State = .searching
+    /// Reserve threads only: activated to cover a blocked worker. Under the scheduler lock.
+    var reserveActive = false
     /// Set by the thread itself once started.
     var context: ThreadContext?
     /// Items run, per QoS level index (`QoSLevel.rawValue`); single writer (this

@@ -1,0 +1,117 @@
+// The rows of `ringlet bench`, their sizes and their targets. Imports neither
+// Dispatch nor Ringlet: the workloads live in BenchDispatch.swift and BenchRinglet.swift.
+
+/// One row of the table; the raw value names it on the command line (`--only`, `--child`).
+enum BenchRow: String, CaseIterable {
+    case serialAsync = "serial-async"
+    case pingPong = "ping-pong"
+    case sync = "sync"
+    case concurrentPerform = "concurrent-perform"
+    case threads = "threads"
+    case latency = "latency"
+    case memory = "memory"
+}
+
+/// Which runtime a child process measures.
+enum BenchSide: String {
+    case dispatch
+    case ringlet
+}
+
+/// Sizes of the workloads (`--quick` shrinks them for smoke runs).
+struct BenchScale {
+    /// Empty items async onto one serial queue.
+    var serialItems: Int
+    /// Hops between two serial queues.
+    var hops: Int
+    /// `sync {}` calls from one thread.
+    var syncCalls: Int
+    /// `concurrentPerform` iterations.
+    var performIterations: Int
+    /// Timed repetitions per micro-benchmark (the best counts), after one warm-up.
+    var repetitions: Int
+    /// Items that each block, and how long each blocks.
+    var blockingItems: Int
+    var blockingNanoseconds: UInt64
+    /// Background items flooding the pool, and the CPU time each spins (at most).
+    var floodItems: Int
+    var floodCPUNanoseconds: UInt64
+    /// User-interactive items measured, and the gap between their submissions.
+    var interactiveItems: Int
+    var interactiveGapNanoseconds: UInt64
+    /// Queues (each holding `pendingPerQueue` items) for the memory row.
+    var queues: Int
+    var pendingPerQueue: Int
+
+    static let full = BenchScale(
+        serialItems: 1_000_000, hops: 100_000, syncCalls: 1_000_000, performIterations: 1_000_000,
+        repetitions: 3, blockingItems: 256, blockingNanoseconds: 20_000_000,
+        floodItems: 64, floodCPUNanoseconds: 100_000_000, interactiveItems: 200,
+        interactiveGapNanoseconds: 2_000_000, queues: 10_000, pendingPerQueue: 10)
+
+    static let quick = BenchScale(
+        serialItems: 100_000, hops: 10_000, syncCalls: 100_000, performIterations: 100_000,
+        repetitions: 1, blockingItems: 64, blockingNanoseconds: 20_000_000,
+        floodItems: 64, floodCPUNanoseconds: 100_000_000, interactiveItems: 50,
+        interactiveGapNanoseconds: 2_000_000, queues: 1_000, pendingPerQueue: 10)
+}
+
+extension BenchRow {
+    /// The first column of the table.
+    func title(_ scale: BenchScale) -> String {
+        switch self {
+        case .serialAsync: return "serial async, ns/item (\(count(scale.serialItems)) empty items)"
+        case .pingPong: return "ping-pong between 2 serial queues, ns/hop (\(count(scale.hops)) hops)"
+        case .sync: return "uncontended sync, ns/call (\(count(scale.syncCalls)) calls)"
+        case .concurrentPerform: return "concurrentPerform, ns/iteration (\(count(scale.performIterations)))"
+        case .threads:
+            return "peak threads, \(scale.blockingItems) items blocking \(scale.blockingNanoseconds / 1_000_000) ms"
+        case .latency:
+            return "user-interactive p99 latency under \(scale.floodItems) background items, µs"
+        case .memory:
+            return "RSS, \(count(scale.queues)) queues × \(scale.pendingPerQueue) pending items, MiB"
+        }
+    }
+
+    /// The ratio Ringlet/Dispatch must not exceed (nil: judged on an absolute limit).
+    var targetRatio: Double? {
+        switch self {
+        case .serialAsync: return 0.25
+        case .pingPong: return 0.5
+        case .sync: return 0.75
+        case .concurrentPerform: return 1.0
+        case .threads: return nil
+        case .latency: return 0.5
+        case .memory: return 0.5
+        }
+    }
+
+    /// The key of the headline figure in the child's output.
+    var headlineKey: String {
+        switch self {
+        case .serialAsync, .pingPong, .sync, .concurrentPerform: return "ns"
+        case .threads: return "peak"
+        case .latency: return "p99_ns"
+        case .memory: return "rss_delta_bytes"
+        }
+    }
+
+    /// Seconds after which a child measuring this row counts as hung.
+    func timeoutSeconds(_ scale: BenchScale) -> Int {
+        switch self {
+        case .threads:
+            return 30 + Int(UInt64(scale.blockingItems) * scale.blockingNanoseconds / 1_000_000_000)
+        default: return 60
+        }
+    }
+}
+
+/// 1000000 → "10^6", 100000 → "100k", 256 → "256".
+func count(_ n: Int) -> String {
+    var power = 0
+    var rest = n
+    while rest > 1 && rest % 10 == 0 { rest /= 10; power += 1 }
+    if rest == 1 && power >= 6 { return "10^\(power)" }
+    if n >= 1000 && n % 1000 == 0 { return "\(n / 1000)k" }
+    return "\(n)"
+}
