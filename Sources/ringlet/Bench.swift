@@ -1,6 +1,285 @@
+// `ringlet bench`: compares Ringlet with the toolchain's Dispatch in one run and prints
+// a markdown table (figures, ratio Ringlet/Dispatch, target, PASS/MISS).
+//
+// Each side of each row runs in its own child process of this binary
+// (`ringlet bench --child ROW --side dispatch|ringlet`), so that one runtime's
+// threads, allocations and leftover work never pollute the other's figures (thread
+// counts and RSS are per process), and so that a hang or crash of one side is
+// reported instead of stopping the run. This file imports neither Dispatch nor
+// Ringlet: the workloads are in BenchDispatch.swift and BenchRinglet.swift.
 import ArgumentParser
+import Glibc
 
 struct Bench: ParsableCommand {
-    static let configuration = CommandConfiguration(abstract: "Compare Ringlet with the toolchain's Dispatch.")
-    func run() throws {}
+    static let configuration = CommandConfiguration(
+        abstract: "Compare Ringlet with the toolchain's Dispatch.",
+        discussion: """
+            Prints a markdown table: the Dispatch and Ringlet figures, the ratio Ringlet/Dispatch \
+            (lower is better), the target and PASS/MISS, then `bench: N rows, N pass, N miss`. \
+            Exits 0 even when targets are missed. Rows: \
+            \(BenchRow.allCases.map(\.rawValue).joined(separator: ", ")).
+            """)
+
+    @Flag(help: "Smaller workloads, one timed run each: a smoke run, not a measurement.")
+    var quick = false
+
+    @Option(help: "Comma-separated rows to run (default: all).")
+    var only: String?
+
+    /// Child mode: measure one side of one row and print `key value` lines.
+    @Option(help: .hidden)
+    var child: String?
+
+    @Option(help: .hidden)
+    var side: String?
+
+    /// Child mode: `serial-queues` puts each blocking item of the threads row on its own serial queue.
+    @Option(help: .hidden)
+    var variant: String?
+
+    func validate() throws {
+        if let child, BenchRow(rawValue: child) == nil { throw ValidationError("unknown row '\(child)'") }
+        if child != nil, side.flatMap(BenchSide.init(rawValue:)) == nil {
+            throw ValidationError("--child needs --side dispatch|ringlet")
+        }
+        _ = try selectedRows()
+    }
+
+    private func selectedRows() throws -> [BenchRow] {
+        guard let only else { return BenchRow.allCases }
+        return try only.split(separator: ",").map { name in
+            guard let row = BenchRow(rawValue: name.trimmingSpaces()) else {
+                throw ValidationError("unknown row '\(name)'; rows: "
+                    + BenchRow.allCases.map(\.rawValue).joined(separator: ", "))
+            }
+            return row
+        }
+    }
+
+    private var scale: BenchScale { quick ? .quick : .full }
+
+    func run() throws {
+        if let child, let row = BenchRow(rawValue: child), let side = side.flatMap(BenchSide.init(rawValue:)) {
+            runChild(row, side)
+            return
+        }
+        try runParent(selectedRows())
+    }
+
+    // MARK: Child: one side of one row
+
+    private func runChild(_ row: BenchRow, _ side: BenchSide) {
+        var out: [(String, Double)] = []
+        let threadsBefore = benchThreadCount()
+        var sampler: BenchThreadSampler?
+        if row == .threads {
+            // Sample from before the runtime starts: a transient thread counts too.
+            sampler = BenchThreadSampler()
+            sampler?.start()
+        }
+        if side == .ringlet { out += RingletSide.start() }
+        switch side {
+        case .dispatch: out += DispatchSide.run(row, scale, variant: variant)
+        case .ringlet: out += RingletSide.run(row, scale, variant: variant)
+        }
+        if let sampler {
+            sampler.sample()
+            let (peak, samples) = sampler.stop()
+            out += [("peak", Double(peak)), ("threads_before", Double(threadsBefore)),
+                    ("samples", Double(samples))]
+        }
+        out.append(("threads_after", Double(benchThreadCount())))
+        benchEmit(out)
+    }
+
+    // MARK: Parent: the table
+
+    private func runParent(_ rows: [BenchRow]) {
+        let machine = BenchMachine.current()
+        // Start Ringlet explicitly, as an application would; its shape heads the table.
+        let shape = Dictionary(RingletSide.start(), uniquingKeysWith: { a, _ in a })
+        let workers = Int(shape["workers"] ?? 0)
+        let reserve = Int(shape["reserve"] ?? 0)
+        let scale = self.scale
+
+        print("# ringlet bench\(quick ? " (--quick: smoke sizes, not a measurement)" : "")")
+        print("")
+        print("- machine: \(machine.cpus) online CPUs, \(machine.cpuModel), Linux \(machine.kernel)")
+        print("- Ringlet: derived configuration, \(workers) workers + \(reserve) reserve "
+            + "(\(Int(shape["low_qos_workers"] ?? 0)) may run utility/background), "
+            + "\(Int(shape["work_nodes"] ?? 0)) work nodes")
+        print("- Dispatch: the toolchain's swift-corelibs-libdispatch")
+        print("- method: each side of each row runs in fresh child processes of this binary, the sides "
+            + "alternating; timed rows report the best of \(scale.repetitions) run\(scale.repetitions == 1 ? "" : "s") "
+            + "after a warm-up\(quick ? "" : " (best of 2 rounds; latency: best p99 of 3 rounds)"); "
+            + "ratio = Ringlet/Dispatch, lower is better")
+        print("")
+
+        let table = BenchTable(titleWidth: rows.map { $0.title(scale).count }.max() ?? 9)
+        table.printHeader()
+        let executable = benchExecutablePath()
+        var details: [String] = []
+        var passes = 0
+        var misses = 0
+        for row in rows {
+            func measure(_ side: BenchSide, variant: String? = nil) -> BenchChildResult {
+                var arguments = ["bench", "--child", row.rawValue, "--side", side.rawValue]
+                if let variant { arguments += ["--variant", variant] }
+                if quick { arguments.append("--quick") }
+                return benchRunChild(executable, arguments, timeoutSeconds: row.timeoutSeconds(scale))
+            }
+            // Rounds alternate the sides so that a burst of load from elsewhere on a
+            // shared machine hits both; each side keeps its best round. A side that
+            // failed is not measured again.
+            var best: [BenchSide: BenchChildResult] = [:]
+            var headlines: [BenchSide: [Double]] = [:]
+            for _ in 0..<row.rounds(scale) {
+                for side in [BenchSide.dispatch, .ringlet] where best[side]?.failure == nil {
+                    let result = measure(side)
+                    let headline = result.failure == nil ? result[row.headlineKey] : nil
+                    if let headline { headlines[side, default: []].append(headline) }
+                    if let kept = best[side], result.failure != nil
+                        || (kept[row.headlineKey] ?? .infinity) <= (headline ?? .infinity) { continue }
+                    best[side] = result
+                }
+            }
+            let dispatch = best[.dispatch]!
+            let ringlet = best[.ringlet]!
+            if row.rounds(scale) > 1 {
+                func list(_ side: BenchSide) -> String {
+                    (headlines[side] ?? []).map { row.display($0) }.joined(separator: ", ")
+                }
+                details.append("\(row.rawValue): best of \(row.rounds(scale)) rounds in fresh processes, "
+                    + "Dispatch \(list(.dispatch)); Ringlet \(list(.ringlet))")
+            }
+            let (line, notes) = judge(row, dispatch: dispatch, ringlet: ringlet, workers: workers, reserve: reserve)
+            table.printLine(line)
+            if line.verdict == .pass { passes += 1 } else { misses += 1 }
+            details += notes
+            if row == .threads {
+                // Not in the table: the same items each on its own serial queue, which
+                // Dispatch serves from its overcommit pool (a thread per runnable queue).
+                details += serialQueueVariant(measure(.dispatch, variant: "serial-queues"),
+                                              measure(.ringlet, variant: "serial-queues"),
+                                              limit: workers + reserve + Int(ringlet["threads_before"] ?? 1) + 1)
+            }
+        }
+        print("")
+        for note in details { print("- " + note) }
+        if !details.isEmpty { print("") }
+        print("bench: \(rows.count) rows, \(passes) pass, \(misses) miss")
+        fflush(stdout)
+    }
+
+    /// The table line and the detail notes of one row.
+    private func judge(_ row: BenchRow, dispatch: BenchChildResult, ringlet: BenchChildResult,
+                       workers: Int, reserve: Int) -> (BenchTableLine, [String]) {
+        let scale = self.scale
+        var notes: [String] = []
+        let key = row.headlineKey
+        let d = dispatch.failure == nil ? dispatch[key] : nil
+        let r = ringlet.failure == nil ? ringlet[key] : nil
+        for (name, result) in [("Dispatch", dispatch), ("Ringlet", ringlet)] {
+            if let failure = result.failure { notes.append("\(row.rawValue): \(name) side failed: \(failure)") }
+            notes += benchStderrNotes(row.rawValue, name, result)
+        }
+
+        func show(_ value: Double?) -> String { value.map(row.display) ?? "error" }
+        var ratio: Double?
+        if let d, let r, d > 0 { ratio = r / d }
+        var target: String
+        var pass: Bool
+        if let limitRatio = row.targetRatio {
+            target = "≤ " + benchFigure(limitRatio)
+            pass = ratio.map { $0 <= limitRatio } ?? false
+        } else {
+            // Threads: Ringlet's pool plus the threads that existed before it (main) and the sampler.
+            let before = Int(ringlet["threads_before"] ?? 1)
+            let limit = workers + reserve + before + 1
+            target = "≤ \(limit) threads"
+            pass = r.map { Int($0) <= limit } ?? false
+            notes.append("threads: limit \(limit) = \(workers) workers + \(reserve) reserve + \(before) thread(s) "
+                + "before the runtime started (main) + 1 sampler")
+        }
+        if ringlet.failure == nil && dispatch.failure == nil && r != nil && d != nil {
+            notes += rowNotes(row, dispatch: dispatch, ringlet: ringlet, scale: scale)
+        }
+        if let waits = ringlet["node_exhaustion_waits"], waits > 0 {
+            notes.append("\(row.rawValue): Ringlet submitters waited \(Int(waits)) time(s) for a free work node "
+                + "(peak \(Int(ringlet["nodes_peak"] ?? 0)) in use)")
+        }
+        let line = BenchTableLine(title: row.title(scale), dispatch: show(d), ringlet: show(r),
+                                  ratio: ratio.map(benchFigure) ?? "n/a", target: target,
+                                  verdict: pass ? .pass : .miss)
+        return (line, notes)
+    }
+
+    private func serialQueueVariant(_ dispatch: BenchChildResult, _ ringlet: BenchChildResult,
+                                    limit: Int) -> [String] {
+        let printed = benchStderrNotes("threads (serial queues)", "Dispatch", dispatch)
+            + benchStderrNotes("threads (serial queues)", "Ringlet", ringlet)
+        func side(_ name: String, _ result: BenchChildResult) -> String {
+            if let failure = result.failure { return "\(name) failed: \(failure)" }
+            return "\(name) peak \(Int(result["peak"] ?? 0)) threads, wall "
+                + benchFigure((result["wall_ns"] ?? 0) / 1e9) + " s"
+        }
+        var notes = ["threads, same items each on its own serial queue (Dispatch's overcommit pool; not in the "
+            + "table): " + side("Dispatch", dispatch) + "; " + side("Ringlet", ringlet)]
+        if let peak = ringlet["peak"], Int(peak) > limit {
+            notes.append("threads: Ringlet EXCEEDED its limit of \(limit) threads with serial queues")
+        }
+        return notes + printed
+    }
+
+    private func rowNotes(_ row: BenchRow, dispatch: BenchChildResult, ringlet: BenchChildResult,
+                          scale: BenchScale) -> [String] {
+        func runs(_ result: BenchChildResult) -> String {
+            (1...scale.repetitions).compactMap { result["run\($0)_ns"].map(benchFigure) }.joined(separator: ", ")
+        }
+        func us(_ value: Double?) -> String { value.map { benchFigure($0 / 1000) + " µs" } ?? "?" }
+        func mib(_ value: Double?) -> String { value.map { benchFigure($0 / 1_048_576) + " MiB" } ?? "?" }
+        func seconds(_ value: Double?) -> String { value.map { benchFigure($0 / 1e9) + " s" } ?? "?" }
+        switch row {
+        case .serialAsync, .pingPong, .sync, .concurrentPerform:
+            return ["\(row.rawValue): runs of the best round (ns per unit): Dispatch \(runs(dispatch)); Ringlet \(runs(ringlet))"]
+        case .threads:
+            return ["threads: wall time for \(scale.blockingItems) items × "
+                + "\(scale.blockingNanoseconds / 1_000_000) ms: Dispatch \(seconds(dispatch["wall_ns"])) "
+                + "(peak \(Int(dispatch["peak"] ?? 0)) threads), Ringlet \(seconds(ringlet["wall_ns"])) "
+                + "(peak \(Int(ringlet["peak"] ?? 0)) threads); threads left after the row: Dispatch "
+                + "\(Int(dispatch["threads_after"] ?? 0)), Ringlet \(Int(ringlet["threads_after"] ?? 0))"]
+        case .latency:
+            func side(_ name: String, _ result: BenchChildResult) -> String {
+                "\(name) p50 \(us(result["p50_ns"])), p99 \(us(result["p99_ns"])), max \(us(result["max_ns"])) "
+                    + "(\(Int(result["samples"] ?? 0)) items; \(Int(result["flood_started"] ?? 0)) of "
+                    + "\(scale.floodItems) background items had started, at most "
+                    + "\(Int(result["flood_peak_parallel"] ?? 0)) at once)"
+            }
+            return ["latency: " + side("Dispatch", dispatch) + "; " + side("Ringlet", ringlet)]
+        case .memory:
+            let items = Double(scale.queues * scale.pendingPerQueue)
+            func perItem(_ result: BenchChildResult) -> String {
+                benchFigure((result["rss_delta_bytes"] ?? 0) / items) + " B per pending item (queues included)"
+            }
+            var notes = ["memory: RSS growth Dispatch \(mib(dispatch["rss_delta_bytes"])) = \(perItem(dispatch)), "
+                + "Ringlet \(mib(ringlet["rss_delta_bytes"])) = \(perItem(ringlet)); Ringlet's work-node pool "
+                + "(\(mib(ringlet["reserved_bytes"])) reserved at start) is touched only as nodes are first "
+                + "used, so the nodes of the pending items count in its growth; baseline RSS Dispatch "
+                + "\(mib(dispatch["rss_before_bytes"])), Ringlet \(mib(ringlet["rss_before_bytes"]))"]
+            for (name, result) in [("Dispatch", dispatch), ("Ringlet", ringlet)]
+            where result["items_run"] != result["items"] {
+                notes.append("memory: \(name) ran \(Int(result["items_run"] ?? 0)) of \(Int(items)) items "
+                    + "after activation: ITEMS LOST")
+            }
+            return notes
+        }
+    }
+}
+
+/// Notes quoting what a child wrote to stderr (distinct lines, at most 4).
+func benchStderrNotes(_ row: String, _ side: String, _ result: BenchChildResult) -> [String] {
+    var seen: [String] = []
+    for line in result.diagnostics where !line.isEmpty && !seen.contains(line) { seen.append(line) }
+    let shown = seen.prefix(4).map { "\(row): \(side) side wrote: \($0)" }
+    return seen.count > 4 ? shown + ["\(row): \(side) side wrote \(seen.count - 4) more distinct line(s)"] : shown
 }

@@ -192,6 +192,8 @@ struct BenchChildResult {
     var values: [String: Double] = [:]
     /// Why the child produced no usable figures (crash, timeout, non-zero exit).
     var failure: String?
+    /// What the child wrote to stderr (runtime warnings, trap messages).
+    var diagnostics: [String] = []
 
     subscript(key: String) -> Double? { values[key] }
 }
@@ -204,54 +206,64 @@ func benchExecutablePath() -> String {
     return String(decoding: buffer[0..<n].map { UInt8(bitPattern: $0) }, as: UTF8.self)
 }
 
-/// Runs `executable arguments...` with stdout captured (stderr inherited), kills it
-/// after `timeoutSeconds`, and parses `key value` lines.
+/// Runs `executable arguments...` with stdout and stderr captured, kills it after
+/// `timeoutSeconds`, and parses `key value` lines from its stdout.
 func benchRunChild(_ executable: String, _ arguments: [String], timeoutSeconds: Int) -> BenchChildResult {
-    var fds: [Int32] = [-1, -1]
-    guard pipe(&fds) == 0 else { return BenchChildResult(failure: "pipe() failed: errno \(errno)") }
+    var out: [Int32] = [-1, -1]
+    var err: [Int32] = [-1, -1]
+    guard pipe(&out) == 0 else { return BenchChildResult(failure: "pipe() failed: errno \(errno)") }
+    guard pipe(&err) == 0 else {
+        close(out[0]); close(out[1])
+        return BenchChildResult(failure: "pipe() failed: errno \(errno)")
+    }
     var actions = posix_spawn_file_actions_t()
     posix_spawn_file_actions_init(&actions)
     defer { posix_spawn_file_actions_destroy(&actions) }
-    posix_spawn_file_actions_adddup2(&actions, fds[1], 1)
-    posix_spawn_file_actions_addclose(&actions, fds[0])
-    posix_spawn_file_actions_addclose(&actions, fds[1])
+    posix_spawn_file_actions_adddup2(&actions, out[1], 1)
+    posix_spawn_file_actions_adddup2(&actions, err[1], 2)
+    for fd in out + err { posix_spawn_file_actions_addclose(&actions, fd) }
 
     let argv: [UnsafeMutablePointer<CChar>?] = ([executable] + arguments).map { strdup($0) } + [nil]
     defer { for arg in argv { free(arg) } }
     var pid = pid_t()
     let rc = posix_spawn(&pid, executable, &actions, nil, argv, environ)
-    close(fds[1])
+    close(out[1])
+    close(err[1])
     guard rc == 0 else {
-        close(fds[0])
+        close(out[0]); close(err[0])
         return BenchChildResult(failure: "posix_spawn failed: errno \(rc)")
     }
 
-    var output: [UInt8] = []
+    var captured: [[UInt8]] = [[], []]
+    var open = [true, true]
+    let fds = [out[0], err[0]]
     var buffer = [UInt8](repeating: 0, count: 4096)
     let deadline = benchNow() + UInt64(timeoutSeconds) * 1_000_000_000
     var timedOut = false
-    while true {
+    while open[0] || open[1] {
         let now = benchNow()
         if now >= deadline { timedOut = true; break }
-        var poller = pollfd(fd: fds[0], events: Int16(POLLIN), revents: 0)
-        let ready = poll(&poller, 1, Int32(min((deadline - now) / 1_000_000 + 1, 1000)))
-        if ready < 0 && errno == EINTR { continue }
-        if ready == 0 { continue }
-        let n = read(fds[0], &buffer, buffer.count)
-        if n < 0 && errno == EINTR { continue }
-        if n <= 0 { break }
-        output.append(contentsOf: buffer[0..<n])
+        var pollers = (0..<2).map { pollfd(fd: open[$0] ? fds[$0] : -1, events: Int16(POLLIN), revents: 0) }
+        let ready = poll(&pollers, 2, Int32(min((deadline - now) / 1_000_000 + 1, 1000)))
+        if ready <= 0 { continue }
+        for i in 0..<2 where open[i] && pollers[i].revents != 0 {
+            let n = read(fds[i], &buffer, buffer.count)
+            if n < 0 && errno == EINTR { continue }
+            if n <= 0 { open[i] = false } else { captured[i].append(contentsOf: buffer[0..<n]) }
+        }
     }
-    close(fds[0])
+    close(out[0])
+    close(err[0])
     if timedOut { kill(pid, SIGKILL) }
     var status: Int32 = 0
     while waitpid(pid, &status, 0) < 0 && errno == EINTR {}
 
     var result = BenchChildResult()
-    for line in String(decoding: output, as: UTF8.self).split(separator: "\n") {
+    for line in String(decoding: captured[0], as: UTF8.self).split(separator: "\n") {
         let parts = line.split(separator: " ")
         if parts.count == 2, let value = Double(parts[1]) { result.values[String(parts[0])] = value }
     }
+    result.diagnostics = String(decoding: captured[1], as: UTF8.self).split(separator: "\n").map(String.init)
     let signal = status & 0x7f
     let exitCode = (status >> 8) & 0xff
     if timedOut {
@@ -270,4 +282,48 @@ func benchRunChild(_ executable: String, _ arguments: [String], timeoutSeconds: 
 func benchEmit(_ pairs: [(String, Double)]) {
     for (key, value) in pairs { print("\(key) \(value)") }
     fflush(stdout)
+}
+
+// MARK: Shared result shapes
+
+/// Headline `ns` = the best run divided by `units`, plus every run.
+func benchPerUnit(_ runs: [UInt64], _ units: Int) -> [(String, Double)] {
+    let best = runs.min() ?? 0
+    var out = [("ns", Double(best) / Double(units))]
+    for (i, run) in runs.enumerated() { out.append(("run\(i + 1)_ns", Double(run) / Double(units))) }
+    return out
+}
+
+/// A few multiply-xor rounds: the "tiny computation" of the concurrentPerform row.
+@inline(__always)
+func benchHash(_ x: UInt64) -> UInt64 {
+    var h = x &* 0x9E37_79B9_7F4A_7C15
+    h ^= h >> 29
+    h = h &* 0xBF58_476D_1CE4_E5B9
+    h ^= h >> 32
+    return h
+}
+
+/// p50/p99/max of start latencies (ns).
+func benchLatencies(_ latencies: [UInt64]) -> [(String, Double)] {
+    let p = benchPercentiles(latencies, [50, 99])
+    return [("p50_ns", Double(p[0])), ("p99_ns", Double(p[1])), ("max_ns", Double(latencies.max() ?? 0)),
+            ("samples", Double(latencies.count))]
+}
+
+/// Timestamps written by items on other threads, one slot each (no two writers share a slot).
+struct BenchSlots: @unchecked Sendable {
+    let base: UnsafeMutablePointer<UInt64>
+
+    init(count: Int) {
+        base = .allocate(capacity: count)
+        base.initialize(repeating: 0, count: count)
+    }
+
+    subscript(index: Int) -> UInt64 {
+        get { base[index] }
+        nonmutating set { base[index] = newValue }
+    }
+
+    func deallocate() { base.deallocate() }
 }

@@ -45,7 +45,7 @@ struct BenchScale {
 
     static let full = BenchScale(
         serialItems: 1_000_000, hops: 100_000, syncCalls: 1_000_000, performIterations: 1_000_000,
-        repetitions: 3, blockingItems: 256, blockingNanoseconds: 20_000_000,
+        repetitions: 5, blockingItems: 256, blockingNanoseconds: 20_000_000,
         floodItems: 64, floodCPUNanoseconds: 100_000_000, interactiveItems: 200,
         interactiveGapNanoseconds: 2_000_000, queues: 10_000, pendingPerQueue: 10)
 
@@ -60,16 +60,16 @@ extension BenchRow {
     /// The first column of the table.
     func title(_ scale: BenchScale) -> String {
         switch self {
-        case .serialAsync: return "serial async, ns/item (\(count(scale.serialItems)) empty items)"
-        case .pingPong: return "ping-pong between 2 serial queues, ns/hop (\(count(scale.hops)) hops)"
-        case .sync: return "uncontended sync, ns/call (\(count(scale.syncCalls)) calls)"
-        case .concurrentPerform: return "concurrentPerform, ns/iteration (\(count(scale.performIterations)))"
+        case .serialAsync: return "serial async, ns/item (\(benchCount(scale.serialItems)) empty items)"
+        case .pingPong: return "ping-pong between 2 serial queues, ns/hop (\(benchCount(scale.hops)) hops)"
+        case .sync: return "uncontended sync, ns/call (\(benchCount(scale.syncCalls)) calls)"
+        case .concurrentPerform: return "concurrentPerform, ns/iteration (\(benchCount(scale.performIterations)))"
         case .threads:
             return "peak threads, \(scale.blockingItems) items blocking \(scale.blockingNanoseconds / 1_000_000) ms"
         case .latency:
             return "user-interactive p99 latency under \(scale.floodItems) background items, µs"
         case .memory:
-            return "RSS, \(count(scale.queues)) queues × \(scale.pendingPerQueue) pending items, MiB"
+            return "RSS, \(benchCount(scale.queues)) queues × \(scale.pendingPerQueue) pending items, MiB"
         }
     }
 
@@ -96,18 +96,39 @@ extension BenchRow {
         }
     }
 
+    /// Child processes per side; the best headline counts (all rows: lower is better).
+    func rounds(_ scale: BenchScale) -> Int {
+        if scale.repetitions == 1 { return 1 }
+        switch self {
+        case .serialAsync, .pingPong, .sync, .concurrentPerform: return 2
+        case .latency: return 3
+        case .threads, .memory: return 1
+        }
+    }
+
+    /// The headline figure as the table shows it (ns, threads, µs, MiB).
+    func display(_ value: Double) -> String {
+        switch self {
+        case .serialAsync, .pingPong, .sync, .concurrentPerform: return benchFigure(value)
+        case .threads: return benchFixed(value, 0)
+        case .latency: return benchFigure(value / 1000)
+        case .memory: return benchFigure(value / 1_048_576)
+        }
+    }
+
     /// Seconds after which a child measuring this row counts as hung.
     func timeoutSeconds(_ scale: BenchScale) -> Int {
         switch self {
         case .threads:
             return 30 + Int(UInt64(scale.blockingItems) * scale.blockingNanoseconds / 1_000_000_000)
-        default: return 60
+        case .latency, .memory: return 60
+        default: return 30
         }
     }
 }
 
 /// 1000000 → "10^6", 100000 → "100k", 256 → "256".
-func count(_ n: Int) -> String {
+func benchCount(_ n: Int) -> String {
     var power = 0
     var rest = n
     while rest > 1 && rest % 10 == 0 { rest /= 10; power += 1 }

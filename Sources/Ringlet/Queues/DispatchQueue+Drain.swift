@@ -9,10 +9,9 @@ extension DispatchQueue {
         if tokensOutstanding == 0 { self.tokenPriority = .lowest }
         if !isMain, let current = target, current !== source, !(source == nil && current.isRoot) {
             // The target changed while the token waited: the queue moves as one unit.
-            tokensOutstanding += 1
+            let action = newTokenLocked(tokenPriority)
             lock.unlock()
-            let node = Runtime.shared.pool.allocate(kind: .queueToken, priority: tokenPriority, object: self)
-            current.push(node)
+            perform(action)
             return
         }
         let band = context.worker?.band
@@ -72,7 +71,7 @@ enum NodeRunner {
             group?.leave()
         case .queueToken:
             let child = unsafeDowncast(node.pointee.object.unsafelyUnwrapped, to: DispatchQueue.self)
-            pool.release(node)
+            if node == child.embeddedToken { child.releaseEmbeddedToken() } else { pool.release(node) }
             child.drain(tokenPriority: priority, from: queue, context: context, topLevel: queue == nil)
         case .syncWaiter:
             let waiter = unsafeDowncast(node.pointee.object.unsafelyUnwrapped, to: SyncWaiter.self)

@@ -16,8 +16,9 @@ extension DispatchQueue {
     /// What to do once the lock is dropped.
     enum WakeAction {
         case none
-        /// Push a token at this priority into the target.
-        case pushToken(QoSPriority)
+        /// Push a token at this priority into the target; `embedded` uses the queue's
+        /// own token node, else one is tried from the pool.
+        case pushToken(QoSPriority, embedded: Bool)
         /// The token in a non-root target must run sooner: raise the target.
         case raiseTarget(QoSPriority)
     }
@@ -63,9 +64,7 @@ extension DispatchQueue {
         guard canTakeHeadLocked else { return .none }
         let limit = isSerial ? 1 : min(width, Runtime.shared.configuration.poolThreads)
         guard tokensOutstanding + running < limit, tokensOutstanding < fifo.count else { return .none }
-        tokensOutstanding += 1
-        if pendingMaxPriority > tokenPriority { tokenPriority = pendingMaxPriority }
-        return .pushToken(pendingMaxPriority)
+        return newTokenLocked(pendingMaxPriority)
     }
 
     /// A node of `priority` arrived while the queue is already woken or draining:
@@ -77,8 +76,7 @@ extension DispatchQueue {
         if target?.isRoot ?? false {
             // The waiting token sits in a less urgent run queue: add one where it
             // belongs; whichever is taken second finds nothing and is dropped.
-            tokensOutstanding += 1
-            return .pushToken(priority)
+            return newTokenLocked(priority)
         }
         return .raiseTarget(priority)
     }
@@ -121,20 +119,49 @@ extension DispatchQueue {
         switch action {
         case .none:
             return
-        case .pushToken(let priority):
-            pushToken(priority)
+        case .pushToken(let priority, let embedded):
+            pushToken(priority, embedded: embedded)
         case .raiseTarget(let priority):
             lock.withLock { target }?.raise(to: priority)
         }
     }
 
-    private func pushToken(_ priority: QoSPriority) {
+    /// Counts a new token and picks its node. The queue's embedded token node is used
+    /// whenever it is free — always so when no token is outstanding — so waking a
+    /// queue never waits for the pool, even when the pool is full of its items.
+    func newTokenLocked(_ priority: QoSPriority) -> WakeAction {
+        tokensOutstanding += 1
+        if priority > tokenPriority { tokenPriority = priority }
+        let embedded = !embeddedTokenInUse
+        if embedded { embeddedTokenInUse = true }
+        return .pushToken(priority, embedded: embedded)
+    }
+
+    /// The token taken from the target was the embedded one: it may be used again.
+    func releaseEmbeddedToken() {
+        embeddedToken.deinitialize(count: 1)
+        lock.withLock { embeddedTokenInUse = false }
+    }
+
+    private func pushToken(_ priority: QoSPriority, embedded: Bool) {
         if isMain {
             MainThread.shared.tokenPosted()
             return
         }
         guard let target = lock.withLock({ target }) else { ringletBug("queue '\(label)' has no target") }
-        let node = Runtime.shared.pool.allocate(kind: .queueToken, priority: priority, object: self)
+        let node: WorkNodeRef
+        if embedded {
+            embeddedToken.initialize(to: WorkNode(next: nil, kind: .queueToken, isBarrier: false, priority: priority,
+                                                  block: nil, object: self, group: nil))
+            node = embeddedToken
+        } else if let pooled = Runtime.shared.pool.tryAllocate(kind: .queueToken, priority: priority, object: self) {
+            node = pooled
+        } else {
+            // An extra token (parallelism or a raise) while the pool is full: the
+            // outstanding embedded token still wakes the queue.
+            lock.withLock { tokensOutstanding -= 1 }
+            return
+        }
         target.push(node)
     }
 }

@@ -52,6 +52,9 @@ public final class DispatchQueue: DispatchObject, @unchecked Sendable {
     var drainOverride = QoSPriority.lowest
     var suspendCount = 0
     var isInactive: Bool
+    /// The queue's own token node (outside the pool) and whether it is out.
+    let embeddedToken = WorkNodeRef.allocate(capacity: 1)
+    var embeddedTokenInUse = false
     var specifics: [(key: AnyObject, value: AnyObject)] = []
 
     init(label: String, kind: Kind, qos: DispatchQoS, target: DispatchQueue?, inactive: Bool) {
@@ -95,6 +98,7 @@ public final class DispatchQueue: DispatchObject, @unchecked Sendable {
                 + "suspend()); resume() it before releasing it, or its items would never run")
         }
         lock.deallocate()
+        embeddedToken.deallocate()
     }
 
     /// The QoS given at creation.

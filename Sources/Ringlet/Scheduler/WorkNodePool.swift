@@ -49,6 +49,26 @@ final class WorkNodePool: @unchecked Sendable {
         return node
     }
 
+    /// Takes a node without waiting; nil when the pool is empty.
+    func tryAllocate(kind: WorkNode.Kind, priority: QoSPriority, object: AnyObject?) -> WorkNodeRef? {
+        lock.lock()
+        let node: WorkNodeRef
+        if let free = freeList {
+            freeList = free.pointee.next
+            node = free
+        } else if highWater < capacity {
+            node = storage + highWater
+            highWater += 1
+        } else {
+            lock.unlock()
+            return nil
+        }
+        node.initialize(to: WorkNode(next: nil, kind: kind, isBarrier: false, priority: priority,
+                                     block: nil, object: object, group: nil))
+        _ = handOut(node)
+        return node
+    }
+
     /// Destroys a node's contents and returns it to the pool.
     func release(_ node: WorkNodeRef) {
         node.deinitialize(count: 1)
@@ -91,6 +111,7 @@ final class WorkNodePool: @unchecked Sendable {
         exhaustionWaits += 1
         let seen = freed.snapshot
         let warnNow = !warned
+        warned = true
         lock.unlock()
         let start = MonotonicClock.nanoseconds
         BlockingWait.perform(.nodePool) {
@@ -100,7 +121,6 @@ final class WorkNodePool: @unchecked Sendable {
                         ringletWarning("the work-node pool is full (\(capacity) nodes, configuration key "
                             + "'workNodes'); submitters are waiting for running items to finish. "
                             + "Raise 'workNodes' in the board profile or submit less work at once.")
-                        lock.withLock { warned = true }
                         return
                     }
                 }

@@ -1,0 +1,198 @@
+// The Dispatch side of `ringlet bench`: the toolchain's swift-corelibs-libdispatch.
+// This file imports Dispatch and never Ringlet, so `DispatchQueue` & co. are
+// Dispatch's. BenchRinglet.swift holds the same workloads, line for line, on Ringlet.
+import Dispatch
+import Glibc
+import Synchronization
+
+enum DispatchSide {
+    static func run(_ row: BenchRow, _ scale: BenchScale, variant: String?) -> [(String, Double)] {
+        switch row {
+        case .serialAsync: return serialAsync(scale)
+        case .pingPong: return pingPong(scale)
+        case .sync: return uncontendedSync(scale)
+        case .concurrentPerform: return concurrentPerform(scale)
+        case .threads: return blocking(scale, serialQueues: variant == "serial-queues")
+        case .latency: return latency(scale)
+        case .memory: return memory(scale)
+        }
+    }
+
+    /// ns per item for `n` empty items async onto one serial queue, then one `sync`.
+    static func serialAsync(_ scale: BenchScale) -> [(String, Double)] {
+        let n = scale.serialItems
+        let queue = DispatchQueue(label: "bench.serial")
+        func once(_ items: Int) -> UInt64 {
+            let start = benchNow()
+            for _ in 0..<items { queue.async {} }
+            queue.sync {}
+            return benchNow() - start
+        }
+        _ = once(n / 10)
+        let runs = benchRepeat(scale.repetitions) { once(n) }
+        return benchPerUnit(runs, n)
+    }
+
+    final class PingPong: @unchecked Sendable {
+        let a = DispatchQueue(label: "bench.ping")
+        let b = DispatchQueue(label: "bench.pong")
+        let done = DispatchSemaphore(value: 0)
+        var hops = 0
+        var limit = 0
+
+        func hop(onA: Bool) {
+            hops += 1
+            if hops >= limit {
+                done.signal()
+                return
+            }
+            (onA ? b : a).async { self.hop(onA: !onA) }
+        }
+
+        func run(_ n: Int) -> UInt64 {
+            hops = 0
+            limit = n
+            let start = benchNow()
+            a.async { self.hop(onA: true) }
+            done.wait()
+            return benchNow() - start
+        }
+    }
+
+    /// ns per hop for a chain of items alternating between two serial queues.
+    static func pingPong(_ scale: BenchScale) -> [(String, Double)] {
+        let n = scale.hops
+        let pingPong = PingPong()
+        _ = pingPong.run(n / 10)
+        let runs = benchRepeat(scale.repetitions) { pingPong.run(n) }
+        return benchPerUnit(runs, n)
+    }
+
+    /// ns per `sync {}` on an idle serial queue from one thread.
+    static func uncontendedSync(_ scale: BenchScale) -> [(String, Double)] {
+        let n = scale.syncCalls
+        let queue = DispatchQueue(label: "bench.sync")
+        var sum = 0
+        func once(_ calls: Int) -> UInt64 {
+            let start = benchNow()
+            for i in 0..<calls { queue.sync { sum &+= i } }
+            return benchNow() - start
+        }
+        _ = once(n / 10)
+        let runs = benchRepeat(scale.repetitions) { once(n) }
+        benchKeep(sum)
+        return benchPerUnit(runs, n)
+    }
+
+    /// ns per iteration of `concurrentPerform` with a tiny body (a hash stored per index).
+    static func concurrentPerform(_ scale: BenchScale) -> [(String, Double)] {
+        let n = scale.performIterations
+        let buffer = UnsafeMutablePointer<UInt64>.allocate(capacity: n)
+        buffer.initialize(repeating: 0, count: n)
+        defer { buffer.deallocate() }
+        func once(_ iterations: Int) -> UInt64 {
+            let start = benchNow()
+            DispatchQueue.concurrentPerform(iterations: iterations) { i in
+                buffer[i] = benchHash(UInt64(i))
+            }
+            return benchNow() - start
+        }
+        _ = once(n / 10)
+        let runs = benchRepeat(scale.repetitions) { once(n) }
+        benchKeep(buffer[n - 1])
+        return benchPerUnit(runs, n)
+    }
+
+    /// Wall time for items that each block in a syscall, on the default global queue
+    /// (or, with `serialQueues`, each on its own serial queue).
+    static func blocking(_ scale: BenchScale, serialQueues: Bool) -> [(String, Double)] {
+        let group = DispatchGroup()
+        let nanoseconds = scale.blockingNanoseconds
+        let queues = serialQueues ? (0..<scale.blockingItems).map { _ in DispatchQueue(label: "bench.blocking") } : []
+        let start = benchNow()
+        for i in 0..<scale.blockingItems {
+            let queue = serialQueues ? queues[i] : DispatchQueue.global()
+            queue.async(group: group) { benchSleep(nanoseconds: nanoseconds) }
+        }
+        group.wait()
+        return [("wall_ns", Double(benchNow() - start))]
+    }
+
+    final class Flood: @unchecked Sendable {
+        let stop = Atomic<Bool>(false)
+        let running = Atomic<Int>(0)
+        let peakRunning = Atomic<Int>(0)
+        let started = Atomic<Int>(0)
+
+        func item(cpuNanoseconds: UInt64) {
+            started.wrappingAdd(1, ordering: .relaxed)
+            let now = running.wrappingAdd(1, ordering: .relaxed).newValue
+            var seen = peakRunning.load(ordering: .relaxed)
+            while now > seen {
+                let (exchanged, original) = peakRunning.compareExchange(expected: seen, desired: now,
+                                                                        ordering: .relaxed)
+                if exchanged { break }
+                seen = original
+            }
+            benchSpin(cpuNanoseconds: cpuNanoseconds, stop: stop)
+            running.wrappingSubtract(1, ordering: .relaxed)
+        }
+    }
+
+    /// Start latency of user-interactive items submitted from a plain thread while
+    /// background items spin on the CPU.
+    static func latency(_ scale: BenchScale) -> [(String, Double)] {
+        let flood = Flood()
+        let floodGroup = DispatchGroup()
+        let cpu = scale.floodCPUNanoseconds
+        for _ in 0..<scale.floodItems {
+            DispatchQueue.global(qos: .background).async(group: floodGroup) { flood.item(cpuNanoseconds: cpu) }
+        }
+        benchSleep(nanoseconds: 50_000_000)  // let the flood occupy the cores
+
+        let n = scale.interactiveItems
+        let submitted = BenchSlots(count: n)
+        let started = BenchSlots(count: n)
+        defer { submitted.deallocate(); started.deallocate() }
+        let group = DispatchGroup()
+        let interactive = DispatchQueue.global(qos: .userInteractive)
+        for i in 0..<n {
+            submitted[i] = benchNow()
+            interactive.async(group: group) { started[i] = benchNow() }
+            benchSleep(nanoseconds: scale.interactiveGapNanoseconds)
+        }
+        group.wait()
+        let floodStarted = flood.started.load(ordering: .relaxed)
+        flood.stop.store(true, ordering: .relaxed)
+        floodGroup.wait()
+        return benchLatencies((0..<n).map { started[$0] &- submitted[$0] }) + [
+            ("flood_started", Double(floodStarted)),
+            ("flood_peak_parallel", Double(flood.peakRunning.load(ordering: .relaxed)))]
+    }
+
+    final class Counter: @unchecked Sendable {
+        let value = Atomic<Int>(0)
+        func add() { value.wrappingAdd(1, ordering: .relaxed) }
+    }
+
+    /// RSS growth for inactive serial queues holding pending items; then runs them all.
+    static func memory(_ scale: BenchScale) -> [(String, Double)] {
+        let counter = Counter()
+        let group = DispatchGroup()
+        var queues: [DispatchQueue] = []
+        queues.reserveCapacity(scale.queues)
+        let before = benchResidentBytes()
+        for _ in 0..<scale.queues {
+            let queue = DispatchQueue(label: "bench.memory", attributes: .initiallyInactive)
+            for _ in 0..<scale.pendingPerQueue { queue.async(group: group) { counter.add() } }
+            queues.append(queue)
+        }
+        let after = benchResidentBytes()
+        for queue in queues { queue.activate() }
+        group.wait()
+        queues.removeAll()
+        let expected = scale.queues * scale.pendingPerQueue
+        return [("rss_delta_bytes", Double(after - before)), ("rss_before_bytes", Double(before)),
+                ("items", Double(expected)), ("items_run", Double(counter.value.load(ordering: .relaxed)))]
+    }
+}

@@ -1,0 +1,166 @@
+// DispatchGroup: enter/leave counting, wait with and without timeouts, notify.
+
+import Testing
+@testable import Ringlet
+
+@Suite struct GroupTests {
+    @Test func emptyGroupWaitsReturnAtOnce() {
+        let group = DispatchGroup()
+        #expect(group.wait(timeout: .now()) == .success)
+        #expect(group.wait(wallTimeout: .now()) == .success)
+        group.wait()
+    }
+
+    @Test func waitReturnsWhenEveryEnterIsLeft() {
+        let group = DispatchGroup()
+        let finished = AtomicCounter()
+        for _ in 0..<8 {
+            group.enter()
+            DispatchQueue.global().async {
+                sleepMilliseconds(5)
+                finished.increment()
+                group.leave()
+            }
+        }
+        #expect(waited(group))
+        #expect(finished.value == 8)
+    }
+
+    @Test func waitTimesOutWhileWorkIsOutstanding() {
+        let group = DispatchGroup()
+        group.enter()
+        let start = monotonicNanoseconds
+        #expect(group.wait(timeout: .now() + 0.05) == .timedOut)
+        #expect(secondsSince(start) >= 0.049)
+        #expect(group.wait(wallTimeout: .now() + 0.02) == .timedOut)
+        #expect(group.wait(timeout: .now()) == .timedOut)
+        group.leave()
+        #expect(group.wait(timeout: .now()) == .success)
+    }
+
+    @Test func nestedEntersNeedEveryLeave() {
+        let group = DispatchGroup()
+        group.enter()
+        group.enter()
+        group.leave()
+        #expect(group.wait(timeout: .now() + 0.02) == .timedOut)
+        group.leave()
+        #expect(group.wait(timeout: .now()) == .success)
+    }
+
+    @Test func asyncWithGroupCountsItemsOnSeveralQueues() {
+        let group = DispatchGroup()
+        let serial = DispatchQueue(label: "test.group.serial")
+        let concurrent = DispatchQueue(label: "test.group.concurrent", attributes: .concurrent)
+        let ran = AtomicCounter()
+        for _ in 0..<100 {
+            serial.async(group: group) { ran.increment() }
+            concurrent.async(group: group) { ran.increment() }
+            DispatchQueue.global(qos: .utility).async(group: group) { ran.increment() }
+        }
+        #expect(waited(group))
+        #expect(ran.value == 300)
+    }
+
+    @Test func notifyRunsAfterTheLastLeave() {
+        let group = DispatchGroup()
+        let queue = DispatchQueue(label: "test.group.notify")
+        let events = Recorder<String>()
+        let done = DispatchSemaphore(value: 0)
+        for index in 0..<4 {
+            group.enter()
+            DispatchQueue.global().async {
+                sleepMilliseconds(5 * (index + 1))
+                events.append("work")
+                group.leave()
+            }
+        }
+        group.notify(queue: queue) {
+            dispatchPrecondition(condition: .onQueue(queue))
+            events.append("notify")
+            done.signal()
+        }
+        #expect(waited(done))
+        #expect(events.values == ["work", "work", "work", "work", "notify"])
+    }
+
+    @Test func notifyOnAnEmptyGroupRunsAtOnce() {
+        let group = DispatchGroup()
+        let done = DispatchSemaphore(value: 0)
+        group.notify(queue: DispatchQueue.global()) { done.signal() }
+        #expect(waited(done))
+    }
+
+    @Test func everyNotificationRunsOnce() {
+        let group = DispatchGroup()
+        let count = AtomicCounter()
+        let done = DispatchGroup()
+        group.enter()
+        for _ in 0..<5 {
+            done.enter()
+            group.notify(queue: DispatchQueue.global()) {
+                count.increment()
+                done.leave()
+            }
+        }
+        let item = DispatchWorkItem {
+            count.increment()
+            done.leave()
+        }
+        done.enter()
+        group.notify(queue: DispatchQueue.global(), work: item)
+        #expect(done.wait(timeout: .now() + 0.05) == .timedOut)
+        #expect(count.value == 0)
+        group.leave()
+        #expect(waited(done))
+        // Nothing fires twice, even when the group empties again.
+        group.enter()
+        group.leave()
+        #expect(!eventually(within: 0.05) { count.value > 6 })
+        #expect(count.value == 6)
+    }
+
+    @Test func aGroupCanBeReused() {
+        let group = DispatchGroup()
+        let queue = DispatchQueue(label: "test.group.reuse")
+        for round in 1...3 {
+            let ran = AtomicCounter()
+            let notified = DispatchSemaphore(value: 0)
+            for _ in 0..<round * 10 { queue.async(group: group) { ran.increment() } }
+            group.notify(queue: queue) { notified.signal() }
+            #expect(waited(group))
+            #expect(waited(notified))
+            #expect(ran.value == round * 10)
+        }
+    }
+
+    @Test func waitFromPoolThreads() {
+        // Several pool threads wait on one group that a later item empties: each
+        // wait is a Ringlet wait, so the item that leaves still gets a thread.
+        let group = DispatchGroup()
+        group.enter()
+        let waiters = DispatchGroup()
+        let results = Recorder<DispatchTimeoutResult>()
+        for _ in 0..<2 {
+            DispatchQueue.global().async(group: waiters) { results.append(group.wait(timeout: deadline())) }
+        }
+        DispatchQueue.global().async { group.leave() }
+        #expect(waited(waiters, seconds: 2 * patienceSeconds))
+        #expect(results.values == [.success, .success])
+    }
+
+    @Test func notifyWithQoS() {
+        let group = DispatchGroup()
+        let queue = DispatchQueue(label: "test.group.notify-qos")
+        let levels = Recorder<QoSLevel>()
+        let done = DispatchSemaphore(value: 0)
+        group.enter()
+        group.notify(qos: .utility, queue: queue) {
+            levels.append(currentLevel)
+            done.signal()
+        }
+        group.leave()
+        #expect(waited(done))
+        #expect(levels.values == [.utility])
+    }
+}

@@ -1,0 +1,204 @@
+// Helpers shared by the behavioural suites: recorders that observe order across
+// threads, atomic per-slot counters, a gate that blocks a pool thread *without* a
+// Ringlet wait (so no reserve worker covers it), bounded polling, and clocks.
+//
+// Every wait here is bounded: a broken runtime makes a test fail, never hang.
+
+import CRinglet
+import Synchronization
+import Testing
+@testable import Ringlet
+
+// MARK: Time
+
+/// How long a test waits for something that normally happens within milliseconds.
+let patienceSeconds = 10.0
+
+/// A deadline `seconds` from now, for `wait(timeout:)`.
+func deadline(_ seconds: Double = patienceSeconds) -> DispatchTime { .now() + seconds }
+
+/// CLOCK_MONOTONIC in nanoseconds.
+var monotonicNanoseconds: UInt64 { rl_clock_monotonic_ns() }
+
+/// Seconds elapsed since `start` (a `monotonicNanoseconds` reading).
+func secondsSince(_ start: UInt64) -> Double { Double(monotonicNanoseconds &- start) / 1e9 }
+
+/// Sleeps the calling thread with nanosleep(2): not a Ringlet wait, so a pool thread
+/// sleeping here stays "running" as far as the scheduler knows.
+func sleepMilliseconds(_ milliseconds: Int) { rl_sleep_ns(Int64(milliseconds) * 1_000_000) }
+
+/// Polls `condition` every millisecond until it holds or `seconds` pass; returns
+/// whether it held.
+@discardableResult
+func eventually(within seconds: Double = patienceSeconds, _ condition: () -> Bool) -> Bool {
+    let start = monotonicNanoseconds
+    while true {
+        if condition() { return true }
+        if secondsSince(start) > seconds { return false }
+        sleepMilliseconds(1)
+    }
+}
+
+/// Keeps the CPU busy for `seconds` (a CPU-bound item, unlike `sleepMilliseconds`).
+func spin(seconds: Double) {
+    let start = monotonicNanoseconds
+    var sink = 0
+    while secondsSince(start) < seconds { sink &+= 1 }
+    precondition(sink >= 0)
+}
+
+// MARK: Recording
+
+/// An append-only list shared by threads; the order of `values` is the order in
+/// which the appends happened.
+final class Recorder<Element>: @unchecked Sendable {
+    private let lock = FutexLock()
+    private var elements: [Element] = []
+
+    func append(_ element: Element) { lock.withLock { elements.append(element) } }
+    var values: [Element] { lock.withLock { elements } }
+    var count: Int { lock.withLock { elements.count } }
+}
+
+/// An integer other threads update atomically.
+final class AtomicCounter: @unchecked Sendable {
+    private let storage = Atomic<Int>(0)
+
+    init(_ value: Int = 0) { storage.store(value, ordering: .sequentiallyConsistent) }
+
+    @discardableResult
+    func increment() -> Int { storage.wrappingAdd(1, ordering: .sequentiallyConsistent).newValue }
+    @discardableResult
+    func decrement() -> Int { storage.wrappingSubtract(1, ordering: .sequentiallyConsistent).newValue }
+    var value: Int { storage.load(ordering: .sequentiallyConsistent) }
+}
+
+/// Tracks how many threads are inside a region at once, and the most ever seen.
+final class OverlapMeter: @unchecked Sendable {
+    private let inside = Atomic<Int>(0)
+    private let peak = Atomic<Int>(0)
+
+    /// Runs `body` counted as inside the region.
+    @discardableResult
+    func measure<R>(_ body: () -> R) -> R {
+        let now = inside.wrappingAdd(1, ordering: .sequentiallyConsistent).newValue
+        var seen = peak.load(ordering: .sequentiallyConsistent)
+        while now > seen {
+            let (exchanged, original) = peak.compareExchange(expected: seen, desired: now,
+                                                             ordering: .sequentiallyConsistent)
+            if exchanged { break }
+            seen = original
+        }
+        defer { inside.wrappingSubtract(1, ordering: .sequentiallyConsistent) }
+        return body()
+    }
+
+    /// Threads inside right now.
+    var current: Int { inside.load(ordering: .sequentiallyConsistent) }
+    /// The most threads ever inside at once.
+    var maximum: Int { peak.load(ordering: .sequentiallyConsistent) }
+}
+
+/// One atomic counter per slot, for "every item ran exactly once" over many items.
+final class SlotCounters: @unchecked Sendable {
+    let count: Int
+    private let slots: UnsafeMutablePointer<UInt32>
+
+    init(count: Int) {
+        self.count = count
+        slots = .allocate(capacity: count)
+        slots.initialize(repeating: 0, count: count)
+    }
+
+    deinit { slots.deallocate() }
+
+    func increment(_ slot: Int) { _ = rl_atomic_add_u32(slots + slot, 1) }
+    func value(_ slot: Int) -> UInt32 { rl_atomic_load_u32(slots + slot) }
+
+    /// Slots whose count is not `expected`, at most `limit` of them (for messages).
+    func slots(notEqualTo expected: UInt32, limit: Int = 10) -> [Int] {
+        var wrong: [Int] = []
+        for slot in 0..<count where value(slot) != expected {
+            wrong.append(slot)
+            if wrong.count == limit { break }
+        }
+        return wrong
+    }
+
+    /// How many slots hold exactly `expected`.
+    func slotsEqual(to expected: UInt32) -> Int {
+        var matching = 0
+        for slot in 0..<count where value(slot) == expected { matching += 1 }
+        return matching
+    }
+}
+
+// MARK: Blocking without a Ringlet wait
+
+/// A one-shot gate. Threads waiting on it poll with nanosleep, so a pool thread held
+/// here is busy as far as the scheduler knows: no reserve worker covers it. Use it to
+/// occupy workers on purpose.
+final class Gate: @unchecked Sendable {
+    private let isOpenFlag = Atomic<Bool>(false)
+
+    func open() { isOpenFlag.store(true, ordering: .sequentiallyConsistent) }
+    var isOpen: Bool { isOpenFlag.load(ordering: .sequentiallyConsistent) }
+
+    /// Returns true once the gate opens, false after `seconds` (then the caller goes on,
+    /// so a failing test still ends).
+    @discardableResult
+    func pass(within seconds: Double = patienceSeconds) -> Bool { eventually(within: seconds) { isOpen } }
+}
+
+// MARK: Ringlet internals tests observe
+
+/// The QoS level the calling thread runs at, as the runtime sees it.
+var currentLevel: QoSLevel { ThreadContext.current.currentPriority.level }
+
+/// The QoS (class and relative priority) the calling thread runs at.
+var currentQoS: DispatchQoS { ThreadContext.current.currentPriority.qos }
+
+/// The band of the pool thread running the caller, nil outside the pool.
+var currentBand: WorkerBand? { ThreadContext.current.worker?.band }
+
+/// Waits for `semaphore` at most `seconds`; true when it was signalled.
+func waited(_ semaphore: DispatchSemaphore, seconds: Double = patienceSeconds) -> Bool {
+    semaphore.wait(timeout: deadline(seconds)) == .success
+}
+
+/// Waits for `group` at most `seconds`; true when it emptied.
+func waited(_ group: DispatchGroup, seconds: Double = patienceSeconds) -> Bool {
+    group.wait(timeout: deadline(seconds)) == .success
+}
+
+/// An error with a payload, for typed-throws checks.
+enum ProbeError: Error, Equatable {
+    case failed(Int)
+}
+
+// MARK: Child processes (Swift Testing exit tests)
+
+/// The signal Ringlet's traps raise (abort(3)).
+let sigabrt: Int32 = 6
+
+extension ExitTest.Result {
+    /// What the child wrote to stderr, as text.
+    var standardErrorText: String { String(decoding: standardErrorContent, as: UTF8.self) }
+}
+
+/// The configuration pool-occupancy tests start their child process with: a 2-core
+/// board (2 high-band workers, 1 utility, 1 background, 2 reserve), whatever this
+/// machine has, so the tests mean the same everywhere.
+func twoCoreConfiguration(grace milliseconds: Int = 2000) -> RuntimeConfiguration {
+    RuntimeConfiguration(cores: 2, deadlockGraceMilliseconds: milliseconds)
+}
+
+/// Starts the runtime in a child process with `configuration`; records an issue
+/// (forwarded to the parent) when it refuses.
+func startRuntime(_ configuration: RuntimeConfiguration) {
+    do throws(RuntimeError) {
+        try Runtime.start(configuration: configuration)
+    } catch {
+        Issue.record("Runtime.start failed: \(error)")
+    }
+}

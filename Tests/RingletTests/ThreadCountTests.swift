@@ -1,0 +1,131 @@
+// The fixed pool: starting the runtime creates exactly `poolThreads` threads, and no
+// load — blocking items, Ringlet waits, floods of queues — ever adds one. Each test
+// runs in a child process (an exit test) so the thread count before the runtime
+// started is known.
+
+import Testing
+@testable import Ringlet
+
+@Suite struct ThreadCountTests {
+    @Test func startingCreatesExactlyThePoolThreads() async {
+        await #expect(processExitsWith: .success) {
+            ThreadCountScenarios.startCreatesPoolThreads(RuntimeConfiguration(cores: 2))
+        }
+    }
+
+    @Test func startingHonoursTheConfiguration() async {
+        await #expect(processExitsWith: .success) {
+            ThreadCountScenarios.startCreatesPoolThreads(
+                RuntimeConfiguration(cores: 1, workersPerCore: 3, reservePerCore: 2))
+        }
+    }
+
+    @Test func lazyStartUsesTheDerivedConfiguration() async {
+        await #expect(processExitsWith: .success) { ThreadCountScenarios.lazyStart() }
+    }
+
+    @Test func heavyLoadNeverAddsAThread() async {
+        await #expect(processExitsWith: .success) { ThreadCountScenarios.heavyLoad() }
+    }
+
+    @Test func startAfterStartThrows() async {
+        await #expect(processExitsWith: .success) { ThreadCountScenarios.secondStart() }
+    }
+}
+
+enum ThreadCountScenarios {
+    /// Threads the runtime itself adds on start: the pool only (no manager thread yet).
+    static func runtimeThreads(_ configuration: RuntimeConfiguration) -> Int { configuration.poolThreads }
+
+    static func threadCount() -> Int { ThreadControl.processThreadCount ?? -1 }
+
+    static func startCreatesPoolThreads(_ configuration: RuntimeConfiguration) {
+        let before = threadCount()
+        startRuntime(configuration)
+        let after = threadCount()
+        #expect(before > 0, "/proc/self/task unreadable")
+        #expect(after - before == runtimeThreads(configuration),
+                "start added \(after - before) threads for \(configuration.poolThreads) pool threads")
+        let statistics = Runtime.statistics
+        #expect(statistics.workers == configuration.workers)
+        #expect(statistics.reserve == configuration.reserve)
+        #expect(statistics.processThreads == after)
+        #expect(statistics.reserveInUse == 0 && statistics.blockedThreads == 0)
+        // Every pool thread is parked once the start settles: an idle runtime.
+        #expect(eventually { Runtime.statistics.parkedThreads == configuration.poolThreads },
+                "parked: \(Runtime.statistics.parkedThreads) of \(configuration.poolThreads)")
+    }
+
+    static func lazyStart() {
+        let before = threadCount()
+        let ran = DispatchSemaphore(value: 0)
+        DispatchQueue(label: "test.threads.lazy").async { ran.signal() }
+        #expect(waited(ran))
+        let configuration = Runtime.current.configuration
+        #expect(configuration == RuntimeConfiguration.derived())
+        #expect(threadCount() - before == runtimeThreads(configuration))
+    }
+
+    static func heavyLoad() {
+        let configuration = RuntimeConfiguration(cores: 2)
+        let before = threadCount()
+        startRuntime(configuration)
+        let ceiling = before + runtimeThreads(configuration)
+        var peak = threadCount()
+        let group = DispatchGroup()
+
+        // 256 items that each block 20 ms outside Ringlet (the bench's thread-explosion
+        // workload), at every QoS.
+        let classes: [DispatchQoS.QoSClass] = [.background, .utility, .default, .userInitiated, .userInteractive]
+        for index in 0..<256 {
+            DispatchQueue.global(qos: classes[index % classes.count]).async(group: group) { sleepMilliseconds(20) }
+        }
+        // Items blocked in Ringlet waits, released from this (non-pool) thread.
+        let semaphore = DispatchSemaphore(value: 0)
+        for _ in 0..<32 { DispatchQueue.global().async(group: group) { semaphore.wait() } }
+        // Many serial queues, syncs onto busy queues, and concurrentPerform.
+        let queues = (0..<64).map { DispatchQueue(label: "test.threads.q\($0)") }
+        for (index, queue) in queues.enumerated() {
+            queue.async(group: group) { sleepMilliseconds(1) }
+            DispatchQueue.global().async(group: group) { queue.sync { _ = index } }
+        }
+        DispatchQueue.global().async(group: group) {
+            DispatchQueue.concurrentPerform(iterations: 64) { _ in sleepMilliseconds(1) }
+        }
+        var released = 0
+        let start = monotonicNanoseconds
+        while group.wait(timeout: .now() + 0.002) == .timedOut, secondsSince(start) < 30 {
+            peak = max(peak, threadCount())
+            if released < 32 {
+                semaphore.signal()
+                released += 1
+            }
+        }
+        while released < 32 {
+            semaphore.signal()
+            released += 1
+        }
+        #expect(group.wait(timeout: deadline()) == .success, "the load did not finish")
+        peak = max(peak, threadCount())
+        let added = runtimeThreads(configuration)
+        #expect(peak <= ceiling, "the process reached \(peak) threads; the runtime may add only \(added) to \(before)")
+        #expect(threadCount() == ceiling)
+        #expect(Runtime.statistics.processThreads == ceiling)
+    }
+
+    static func secondStart() {
+        startRuntime(RuntimeConfiguration(cores: 1, workersPerCore: 2))
+        do throws(RuntimeError) {
+            try Runtime.start(configuration: RuntimeConfiguration(cores: 2))
+            Issue.record("a second start did not throw")
+        } catch {
+            guard case .alreadyStarted = error else {
+                Issue.record("a second start threw \(error)")
+                return
+            }
+            #expect(error.description.contains("after the runtime had started"))
+        }
+        // The first configuration stays in force.
+        #expect(Runtime.current.configuration.workers == 2)
+    }
+}
