@@ -4,6 +4,8 @@
 #include "ringlet.h"
 
 #include <dirent.h>
+#include <fcntl.h>
+#include <stdio.h>
 #include <errno.h>
 #include <linux/futex.h>
 #include <pthread.h>
@@ -124,6 +126,37 @@ int rl_process_thread_count(void) {
     }
     closedir(dir);
     return count;
+}
+
+static long long rl_read_switches(const char *task, const char *name_prefix) {
+    char path[96], buf[4096];
+    snprintf(path, sizeof path, "/proc/self/task/%s/status", task);
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0) return 0;  // the thread exited meanwhile
+    ssize_t n = read(fd, buf, sizeof buf - 1);
+    close(fd);
+    if (n <= 0) return 0;
+    buf[n] = 0;
+    const char *name = strstr(buf, "Name:\t");
+    if (!name || strncmp(name + 6, name_prefix, strlen(name_prefix)) != 0) return 0;
+    long long total = 0;
+    const char *v = strstr(buf, "\nvoluntary_ctxt_switches:");
+    const char *nv = strstr(buf, "\nnonvoluntary_ctxt_switches:");
+    if (v) total += strtoll(v + 26, NULL, 10);
+    if (nv) total += strtoll(nv + 29, NULL, 10);
+    return total;
+}
+
+long long rl_context_switches(const char *name_prefix) {
+    DIR *dir = opendir("/proc/self/task");
+    if (!dir) return -errno;
+    long long total = 0;
+    struct dirent *entry;
+    while ((entry = readdir(dir)) != NULL) {
+        if (entry->d_name[0] != '.') total += rl_read_switches(entry->d_name, name_prefix);
+    }
+    closedir(dir);
+    return total;
 }
 
 void rl_thread_yield(void) { sched_yield(); }

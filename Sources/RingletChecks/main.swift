@@ -162,5 +162,25 @@ harness.run("the pool has exactly the threads it was configured with") {
         : "\(statistics.processThreads) threads, expected \(expected) (pool + main)"
 }
 
+harness.run("an idle pool makes no wakeups") {
+    let group = DispatchGroup()
+    for _ in 0..<16 { DispatchQueue.global().async(group: group) { } }
+    if group.wait(timeout: timeout) != .success { return "timed out" }
+    // Let every worker finish parking (bounded), then watch the idle pool.
+    var before = Runtime.statistics
+    var settled = false
+    for _ in 0..<200 {
+        if before.parkedThreads == before.workers + before.reserve { settled = true; break }
+        _ = DispatchSemaphore(value: 0).wait(timeout: .now() + .milliseconds(5))
+        before = Runtime.statistics
+    }
+    if !settled { return "the pool never parked (\(before.parkedThreads) parked)" }
+    _ = DispatchSemaphore(value: 0).wait(timeout: .now() + .milliseconds(300))
+    let after = Runtime.statistics
+    if before.poolContextSwitches < 0 { return nil }  // no /proc: nothing to measure
+    let woke = after.poolContextSwitches - before.poolContextSwitches
+    return woke == 0 ? nil : "idle pool threads switched \(woke) times in 300 ms"
+}
+
 print("\(harness.passed) passed, \(harness.failed) failed")
 if harness.failed > 0 { Runtime.exit(status: 1) }

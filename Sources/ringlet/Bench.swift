@@ -138,6 +138,11 @@ struct Bench: ParsableCommand {
                     let result = measure(side)
                     let headline = result.failure == nil ? result[row.headlineKey] : nil
                     if let headline { headlines[side, default: []].append(headline) }
+                    if best[side] != nil, let failure = result.failure {
+                        details.append("\(row.rawValue): a later round of the \(side == .dispatch ? "Dispatch" : "Ringlet") "
+                            + "side failed (\(failure)); the table shows a round that succeeded")
+                        details += benchStderrNotes(row.rawValue, side == .dispatch ? "Dispatch" : "Ringlet", result)
+                    }
                     if let kept = best[side], result.failure != nil
                         || (kept[row.headlineKey] ?? .infinity) <= (headline ?? .infinity) { continue }
                     best[side] = result

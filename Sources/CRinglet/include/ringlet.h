@@ -72,6 +72,10 @@ int rl_thread_get_nice(int *is_idle);
 int rl_cpu_count(void);
 /// Number of threads of this process (entries in /proc/self/task), or -errno.
 int rl_process_thread_count(void);
+/// Context switches (voluntary + involuntary) summed over this process's threads
+/// whose name starts with `name_prefix` ("" for all), from /proc/self/task/*/status;
+/// -errno when /proc is unreadable.
+long long rl_context_switches(const char *name_prefix);
 /// Gives up the CPU (sched_yield(2)).
 void rl_thread_yield(void);
 

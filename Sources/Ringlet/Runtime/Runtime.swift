@@ -67,7 +67,8 @@ public final class Runtime: @unchecked Sendable {
             runnablePerQoS: QoSCounts(snapshot.pending), itemsRunPerQoS: QoSCounts(run),
             workNodesInUse: pool.inUse, workNodesPeak: pool.peakInUse,
             workNodeCapacity: pool.capacity, workNodeExhaustionWaits: pool.exhaustionWaits,
-            processThreads: ThreadControl.processThreadCount ?? -1)
+            processThreads: ThreadControl.processThreadCount ?? -1,
+            poolContextSwitches: ThreadControl.contextSwitches(threadsNamed: "ringlet-") ?? -1)
     }
 }
 

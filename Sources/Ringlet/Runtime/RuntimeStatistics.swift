@@ -53,6 +53,9 @@ public struct RuntimeStatistics: Sendable {
     public let workNodeExhaustionWaits: Int
     /// Threads of the whole process now (/proc/self/task), -1 when unreadable.
     public let processThreads: Int
+    /// Context switches of the pool threads since they started (their wakeups and
+    /// preemptions), -1 when /proc is unreadable. An idle runtime adds none.
+    public let poolContextSwitches: Int
 
     /// Bytes the runtime reserved for its own records at start (nodes and stacks).
     public var reservedBytes: Int {

@@ -33,6 +33,14 @@ enum ThreadControl {
         return n < 0 ? nil : Int(n)
     }
 
+    /// Context switches summed over this process's threads whose names start with
+    /// `prefix` ("ringlet-" for the pool), or nil when /proc is unreadable.
+    static func contextSwitches(threadsNamed prefix: String) -> Int? {
+        var bytes = prefix.utf8CString
+        let total = bytes.withUnsafeMutableBufferPointer { rl_context_switches($0.baseAddress) }
+        return total < 0 ? nil : Int(total)
+    }
+
     static func setNice(_ nice: Int32) -> Errno? {
         let r = rl_thread_set_nice(nice)
         return r == 0 ? nil : Errno(negated: r)
