@@ -31,6 +31,15 @@ static inline unsigned int rl_atomic_add_u32(unsigned int *word, unsigned int de
     return __atomic_add_fetch(word, delta, __ATOMIC_ACQ_REL);
 }
 
+/// A spin-wait hint to the CPU (PAUSE on x86, YIELD on AArch64).
+static inline void rl_cpu_relax(void) {
+#if defined(__x86_64__) || defined(__i386__)
+    __builtin_ia32_pause();
+#elif defined(__aarch64__) || defined(__arm__)
+    __asm__ __volatile__("yield");
+#endif
+}
+
 // MARK: Futex (futex(2), private futexes only)
 
 /// Sleeps while `*word == expected`, at most `timeout_ns` nanoseconds (< 0: forever).

@@ -3,7 +3,10 @@ extension DispatchQueue {
     /// a matching `resume()`. Counted. A no-op on global queues (as in GCD).
     func suspendQueue() {
         if isRoot { return }
-        lock.withLock { suspendCount += 1 }
+        lock.withLock {
+            suspendCount += 1
+            stopRequested.store(true, ordering: .releasing)
+        }
     }
 
     /// Undoes one `suspend()`; on an inactive queue with no suspension, activates it.
@@ -22,6 +25,7 @@ extension DispatchQueue {
                 + "must balance an earlier suspend()")
         }
         suspendCount -= 1
+        stopRequested.store(isSuspendedLocked, ordering: .releasing)
         let action = wakeupIfNeededLocked()
         lock.unlock()
         perform(action)
@@ -33,6 +37,7 @@ extension DispatchQueue {
         if isRoot { return }
         lock.lock()
         isInactive = false
+        stopRequested.store(isSuspendedLocked, ordering: .releasing)
         let action = wakeupIfNeededLocked()
         lock.unlock()
         perform(action)

@@ -49,6 +49,7 @@ extension DispatchQueue {
         lock.lock()
         let raises = !fifo.isEmpty && priority > pendingMaxPriority
         fifo.append(node)
+        pushCount.store(pushCount.load(ordering: .relaxed) &+ 1, ordering: .relaxed)
         if node.pointee.isBarrier { barriersPending += 1 }
         if priority > pendingMaxPriority { pendingMaxPriority = priority }
         if raises { overrideMarker = node }
@@ -70,7 +71,9 @@ extension DispatchQueue {
     /// A node of `priority` arrived while the queue is already woken or draining:
     /// resolve the inversion (GCD's push override).
     func raiseLocked(_ priority: QoSPriority) -> WakeAction {
-        if running > 0, priority > drainOverride { drainOverride = priority }
+        if running > 0, priority.rawValue > overrideSignal.load(ordering: .relaxed) {
+            overrideSignal.store(priority.rawValue, ordering: .relaxed)
+        }
         guard tokensOutstanding > 0, priority > tokenPriority, !isSuspendedLocked else { return .none }
         tokenPriority = priority
         if target?.isRoot ?? false {

@@ -1,3 +1,5 @@
+import Synchronization
+
 /// A FIFO of work items run by Ringlet's fixed worker pool; source-compatible with
 /// `Dispatch.DispatchQueue`.
 ///
@@ -47,9 +49,15 @@ public final class DispatchQueue: DispatchObject, @unchecked Sendable {
     var pendingMaxPriority = QoSPriority.lowest
     /// The node whose push raised `pendingMaxPriority` above the items before it.
     var overrideMarker: WorkNodeRef?
-    /// A more urgent item arrived while a drainer runs: the drainer hands off to a
-    /// worker that may run it when its own band may not.
-    var drainOverride = QoSPriority.lowest
+    /// A more urgent item arrived while a drainer runs (a `QoSPriority` raw value,
+    /// 0: none): the drainer hands off to a worker that may run it when its own band
+    /// may not. Read by the drainer between items without the lock.
+    let overrideSignal = Atomic<UInt8>(0)
+    /// Counts pushes (written under the lock), so a drainer spinning on an empty
+    /// queue can see new items without taking the lock.
+    let pushCount = Atomic<UInt32>(0)
+    /// Mirrors `isSuspendedLocked` for drainers running a batch without the lock.
+    let stopRequested = Atomic<Bool>(false)
     var suspendCount = 0
     var isInactive: Bool
     /// The queue's own token node (outside the pool) and whether it is out.
@@ -67,6 +75,7 @@ public final class DispatchQueue: DispatchObject, @unchecked Sendable {
         }
         self.target = target
         self.isInactive = inactive
+        stopRequested.store(inactive, ordering: .relaxed)
         self.floorPriority = QoSPriority(.unspecified)
         super.init()
         if case .root(.default) = kind {

@@ -31,6 +31,11 @@ public struct RuntimeConfiguration: Sendable, Equatable {
     /// QoS go first (`drainBatch`, default 64).
     public var drainBatch: Int
 
+    /// How long an idle worker, or a serial queue's drainer that emptied its queue,
+    /// keeps looking for more work before it parks (`spinMicroseconds`, default 20;
+    /// 0 parks at once). A futex wake-up costs more than this on every board.
+    public var spinMicroseconds: Int
+
     /// The configuration derived from this machine: online CPUs and the defaults.
     public static func derived() -> RuntimeConfiguration {
         RuntimeConfiguration(cores: ThreadControl.onlineCPUs)
@@ -40,7 +45,7 @@ public struct RuntimeConfiguration: Sendable, Equatable {
                 lowQoSWorkers: Int? = nil, workNodes: Int = 131_072,
                 workerStackBytes: Int = 512 * 1024, utilityNice: Int = 5,
                 backgroundSchedIdle: Bool = true, deadlockGraceMilliseconds: Int = 2000,
-                drainBatch: Int = 64) {
+                drainBatch: Int = 64, spinMicroseconds: Int = 20) {
         self.cores = cores
         self.workersPerCore = workersPerCore
         self.reservePerCore = reservePerCore
@@ -51,6 +56,7 @@ public struct RuntimeConfiguration: Sendable, Equatable {
         self.backgroundSchedIdle = backgroundSchedIdle
         self.deadlockGraceMilliseconds = deadlockGraceMilliseconds
         self.drainBatch = drainBatch
+        self.spinMicroseconds = spinMicroseconds
     }
 
     /// Workers (not counting the reserve).
@@ -91,6 +97,8 @@ public struct RuntimeConfiguration: Sendable, Equatable {
         try check(utilityNice >= 0 && utilityNice <= 19, "utilityNice", "must be 0...19 (got \(utilityNice))")
         try check(deadlockGraceMilliseconds >= 10 && deadlockGraceMilliseconds <= 600_000,
                   "deadlockGraceMilliseconds", "must be 10...600000 (got \(deadlockGraceMilliseconds))")
+        try check(spinMicroseconds >= 0 && spinMicroseconds <= 1000, "spinMicroseconds",
+                  "must be 0...1000 (got \(spinMicroseconds))")
         try check(drainBatch >= 1 && drainBatch <= 1 << 20, "drainBatch", "must be 1...1048576 (got \(drainBatch))")
     }
 }

@@ -1,3 +1,4 @@
+import CRinglet
 import Synchronization
 
 /// The fixed worker pool and the root run queues it serves.
@@ -20,6 +21,8 @@ final class Scheduler: @unchecked Sendable {
     /// drainers poll it between items to yield to more urgent work.
     private let highestPendingHint = Atomic<Int>(-1)
     private var idle: [[Worker]] = Array(repeating: [], count: WorkerBand.allCases.count)
+    /// Workers spinning in `nextNode` before they park, per band.
+    private var searching: [Int] = Array(repeating: 0, count: WorkerBand.allCases.count)
     private(set) var workers: [Worker] = []
     private var blockedCount = 0
     private var activeReserve = 0
@@ -88,6 +91,8 @@ final class Scheduler: @unchecked Sendable {
     /// Invoked with the lock held. Removes and returns the worker to wake, if any.
     private func pickWorkerToWakeLocked(for index: Int) -> Worker? {
         let order = WorkerBand.wakeOrder(for: index)
+        // A searching worker of the band will find the node without a wake-up.
+        if searching[order.first.rawValue] > 0 { return nil }
         if let worker = idle[order.first.rawValue].popLast() {
             worker.state = .searching
             return worker
@@ -114,20 +119,27 @@ final class Scheduler: @unchecked Sendable {
     /// none (and then returns nil so the worker loops).
     func nextNode(for worker: Worker) -> WorkNodeRef? {
         lock.lock()
-        let isReserve = worker.band == .reserve
-        // A reserve thread runs only while activated, and only while fewer reserve
-        // threads run than pool threads are blocked.
-        let mayRun = !isReserve || (worker.reserveActive && activeReserve <= min(reserveCount, blockedCount))
-        if mayRun, let index = runQueues.highestIndex(in: worker.band.indices),
-           let node = runQueues.removeFirst(at: index) {
-            highestPendingHint.store(runQueues.highestIndex, ordering: .relaxed)
-            worker.state = .running
-            progress &+= 1
+        if let node = takeLocked(for: worker) { return node }
+        // Search briefly before parking: work submitted within microseconds (a
+        // producer keeping up, the other half of a ping-pong) finds this worker
+        // awake, and `enqueue` skips the futex wake while anyone searches.
+        if mayRunLocked(worker), configuration.spinMicroseconds > 0 {
+            searching[worker.band.rawValue] += 1
             lock.unlock()
-            return node
+            spinForWork(band: worker.band)
+            lock.lock()
+            searching[worker.band.rawValue] -= 1
+            if let node = takeLocked(for: worker) { return node }
         }
-        // Nothing this worker may take: park.
-        if isReserve && worker.reserveActive {
+        // Park, after giving back cached nodes so a producer waiting for the pool
+        // can have them.
+        if let context = worker.context, context.nodeCacheCount > 0 {
+            lock.unlock()
+            pool.giveBack(context)
+            lock.lock()
+            if let node = takeLocked(for: worker) { return node }
+        }
+        if worker.band == .reserve && worker.reserveActive {
             worker.reserveActive = false
             activeReserve -= 1
         }
@@ -147,12 +159,51 @@ final class Scheduler: @unchecked Sendable {
         }
     }
 
+    /// Invoked with the lock held. A reserve thread runs only while activated, and
+    /// only while fewer reserve threads run than pool threads are blocked.
+    private func mayRunLocked(_ worker: Worker) -> Bool {
+        worker.band != .reserve || (worker.reserveActive && activeReserve <= min(reserveCount, blockedCount))
+    }
+
+    /// Invoked with the lock held; unlocks it when it returns a node.
+    private func takeLocked(for worker: Worker) -> WorkNodeRef? {
+        guard mayRunLocked(worker), let index = runQueues.highestIndex(in: worker.band.indices),
+              let node = runQueues.removeFirst(at: index) else { return nil }
+        highestPendingHint.store(runQueues.highestIndex, ordering: .relaxed)
+        worker.state = .running
+        progress &+= 1
+        lock.unlock()
+        return node
+    }
+
+    /// Spins up to `spinMicroseconds` until work this band may take appears.
+    private func spinForWork(band: WorkerBand) {
+        let end = MonotonicClock.nanoseconds &+ UInt64(configuration.spinMicroseconds) &* 1000
+        while true {
+            for _ in 0..<32 {
+                let highest = highestPendingHint.load(ordering: .relaxed)
+                if highest >= 0 && band.indices.contains(highest) { return }
+                rl_cpu_relax()
+            }
+            if MonotonicClock.nanoseconds >= end { return }
+        }
+    }
+
     /// True when a node more urgent than `index` waits that `band` may take: a
     /// drainer at `index` should yield. Lock-free.
     @inline(__always)
     func hasMoreUrgentWork(than index: Int, for band: WorkerBand) -> Bool {
         let highest = highestPendingHint.load(ordering: .relaxed)
         return highest > index && band.indices.contains(highest)
+    }
+
+    /// True when a node at `index` or more urgent waits that `band` may take (nil
+    /// band: any). A drainer that used up its batch yields only then. Lock-free.
+    @inline(__always)
+    func hasWork(atOrAbove index: Int, for band: WorkerBand?) -> Bool {
+        let highest = highestPendingHint.load(ordering: .relaxed)
+        guard highest >= index else { return false }
+        return band?.indices.contains(highest) ?? true
     }
 
     // MARK: Blocking accounting

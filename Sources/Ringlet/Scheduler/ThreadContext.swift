@@ -19,6 +19,9 @@ final class ThreadContext {
     var currentPriority: QoSPriority
     /// The wait this thread is blocked in, for the deadlock report.
     var blockedOn: WaitReason?
+    /// Free work nodes this thread keeps (see `WorkNodePool`), linked through `next`.
+    var nodeCache: WorkNodeRef?
+    var nodeCacheCount = 0
 
     init(worker: Worker?) {
         self.worker = worker
@@ -45,7 +48,11 @@ final class ThreadContext {
     @discardableResult
     static func install(_ context: ThreadContext) -> ThreadContext {
         rl_tls_set_release { raw in
-            Unmanaged<ThreadContext>.fromOpaque(raw!).release()
+            let context = Unmanaged<ThreadContext>.fromOpaque(raw!)
+            // The thread is exiting: its cached nodes go back to the pool.
+            let value = context.takeUnretainedValue()
+            if value.nodeCacheCount > 0 { Runtime.shared.pool.giveBack(value) }
+            context.release()
         }
         rl_tls_set(Unmanaged.passRetained(context).toOpaque())
         return context

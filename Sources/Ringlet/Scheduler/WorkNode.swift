@@ -53,6 +53,29 @@ struct NodeFIFO {
         return node
     }
 
+    /// Puts a detached chain (linked through `next`, nil-terminated) back in front.
+    mutating func prepend(chain: WorkNodeRef) {
+        var last = chain
+        var added = 1
+        while let next = last.pointee.next {
+            last = next
+            added += 1
+        }
+        last.pointee.next = head
+        if head == nil { tail = last }
+        head = chain
+        count += added
+    }
+
+    /// The nodes of a chain, for scans.
+    static func nodes(startingAt first: WorkNodeRef?) -> UnfoldSequence<WorkNodeRef, WorkNodeRef?> {
+        sequence(state: first) { cursor in
+            guard let node = cursor else { return nil }
+            cursor = node.pointee.next
+            return node
+        }
+    }
+
     /// Removes every node; the caller walks the returned chain through `next`.
     mutating func removeAll() -> WorkNodeRef? {
         let chain = head

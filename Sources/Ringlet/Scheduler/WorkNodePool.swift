@@ -1,128 +1,169 @@
 /// The fixed pool every work node comes from, sized once at start by the
 /// configuration key `workNodes` (principle 1 of DESIGN.md).
 ///
-/// Nodes are handed out from a free list, and from a high-water mark into memory
-/// never used before, so pages of a large pool are touched only when that many
-/// items are pending at once. When the pool is empty the submitter waits (a Ringlet
-/// wait, so a reserve worker may cover it) until a node is freed: nothing is dropped.
-/// After `exhaustionWarningDelay` of waiting it prints one warning naming the pool
-/// and the key that sizes it.
+/// Each thread keeps a small cache of free nodes (in its `ThreadContext`) and trades
+/// with the shared free list in batches, so a producer and a drainer on different
+/// cores do not contend on one lock per item. Nodes are first handed out from a
+/// high-water mark into memory never used before, so the pages of a large pool are
+/// touched only when that many items are pending at once.
+///
+/// When the pool is empty the submitter waits (a Ringlet wait, so a reserve worker
+/// may cover it) until nodes are freed: nothing is dropped. After a second of waiting
+/// it prints one warning naming the pool and the key that sizes it. Workers give
+/// their cache back before they park, so an idle thread never holds nodes hostage.
 final class WorkNodePool: @unchecked Sendable {
     let capacity: Int
+    /// Most nodes a thread caches; it returns half when it holds more.
+    let cacheLimit: Int
     private let storage: UnsafeMutablePointer<WorkNode>
     private let lock = FutexLock()
     private let freed = FutexEvent()
+    // Under `lock`:
     private var freeList: WorkNodeRef?
     private var highWater = 0
     private var waiters = 0
     private var warned = false
-    /// Nodes handed out and not yet returned.
-    private(set) var inUse = 0
-    private(set) var peakInUse = 0
-    /// How many times a submitter had to wait for a node.
-    private(set) var exhaustionWaits = 0
+    /// Nodes outside the shared free list: in use, or cached by a thread.
+    private var outstanding = 0
+    private var peakOutstanding = 0
+    private var waits = 0
 
     static let exhaustionWarningDelay: Int64 = 1_000_000_000
 
     init(capacity: Int) {
         precondition(capacity > 0)
         self.capacity = capacity
+        cacheLimit = max(1, min(128, capacity / 64))
         storage = .allocate(capacity: capacity)
     }
 
     deinit {
         lock.deallocate()
         freed.deallocate()
-        // Nodes still in use belong to queues that outlive the pool only in tests
-        // that build private pools; the memory is released, contents are not.
         storage.deallocate()
     }
 
+    /// Nodes in use or cached by threads (at most `cacheLimit` per thread).
+    var inUse: Int { lock.withLock { outstanding } }
+    var peakInUse: Int { lock.withLock { peakOutstanding } }
+    /// How many times a submitter had to wait for a node.
+    var exhaustionWaits: Int { lock.withLock { waits } }
+
     /// Takes a node and initialises it. Waits while the pool is empty.
+    @inline(__always)
     func allocate(kind: WorkNode.Kind, priority: QoSPriority, isBarrier: Bool = false,
                   block: (() -> Void)? = nil, object: AnyObject? = nil,
-                  group: DispatchGroup? = nil) -> WorkNodeRef {
-        let node = take()
-        node.initialize(to: WorkNode(next: nil, kind: kind, isBarrier: isBarrier,
-                                     priority: priority, block: block, object: object,
-                                     group: group))
+                  group: DispatchGroup? = nil, context: ThreadContext = .current) -> WorkNodeRef {
+        let node = context.nodeCache ?? refill(context, wait: true).unsafelyUnwrapped
+        context.nodeCache = node.pointee.next
+        context.nodeCacheCount -= 1
+        node.initialize(to: WorkNode(next: nil, kind: kind, isBarrier: isBarrier, priority: priority,
+                                     block: block, object: object, group: group))
         return node
     }
 
     /// Takes a node without waiting; nil when the pool is empty.
-    func tryAllocate(kind: WorkNode.Kind, priority: QoSPriority, object: AnyObject?) -> WorkNodeRef? {
-        lock.lock()
-        let node: WorkNodeRef
-        if let free = freeList {
-            freeList = free.pointee.next
-            node = free
-        } else if highWater < capacity {
-            node = storage + highWater
-            highWater += 1
-        } else {
-            lock.unlock()
-            return nil
-        }
+    func tryAllocate(kind: WorkNode.Kind, priority: QoSPriority, object: AnyObject?,
+                     context: ThreadContext = .current) -> WorkNodeRef? {
+        guard let node = context.nodeCache ?? refill(context, wait: false) else { return nil }
+        context.nodeCache = node.pointee.next
+        context.nodeCacheCount -= 1
         node.initialize(to: WorkNode(next: nil, kind: kind, isBarrier: false, priority: priority,
                                      block: nil, object: object, group: nil))
-        _ = handOut(node)
         return node
     }
 
-    /// Destroys a node's contents and returns it to the pool.
-    func release(_ node: WorkNodeRef) {
+    /// Destroys a node's contents and keeps it in the calling thread's cache.
+    @inline(__always)
+    func release(_ node: WorkNodeRef, context: ThreadContext) {
         node.deinitialize(count: 1)
+        node.pointee.next = context.nodeCache  // raw link; the node is uninitialised memory
+        context.nodeCache = node
+        context.nodeCacheCount += 1
+        if context.nodeCacheCount > cacheLimit { giveBack(context, keeping: cacheLimit / 2) }
+    }
+
+    /// Returns all but `keeping` of the thread's cached nodes to the shared list.
+    func giveBack(_ context: ThreadContext, keeping: Int = 0) {
+        var returning = context.nodeCacheCount - keeping
+        if returning <= 0 { return }
+        let first = context.nodeCache.unsafelyUnwrapped
+        var last = first
+        returning -= 1
+        var count = 1
+        while returning > 0 {
+            last = last.pointee.next.unsafelyUnwrapped
+            returning -= 1
+            count += 1
+        }
+        context.nodeCache = last.pointee.next
+        context.nodeCacheCount -= count
         lock.lock()
-        node.pointee.next = freeList  // raw link; the node is uninitialised memory now
-        freeList = node
-        inUse -= 1
+        last.pointee.next = freeList
+        freeList = first
+        outstanding -= count
         let wake = waiters > 0
         lock.unlock()
         if wake { freed.post(wake: Int32.max) }
     }
 
-    private func take() -> WorkNodeRef {
+    /// Moves up to half a cache of nodes into the thread's empty cache; returns its
+    /// first node, or nil when the pool is empty and `wait` is false.
+    @inline(never)
+    private func refill(_ context: ThreadContext, wait: Bool) -> WorkNodeRef? {
+        let batch = max(1, cacheLimit / 2)
         lock.lock()
         while true {
-            if let node = freeList {
-                freeList = node.pointee.next
-                return handOut(node)
+            var taken = 0
+            while taken < batch {
+                let node: WorkNodeRef
+                if let free = freeList {
+                    freeList = free.pointee.next
+                    node = free
+                } else if highWater < capacity {
+                    node = storage + highWater
+                    highWater += 1
+                } else {
+                    break
+                }
+                node.pointee.next = context.nodeCache
+                context.nodeCache = node
+                taken += 1
             }
-            if highWater < capacity {
-                let node = storage + highWater
-                highWater += 1
-                return handOut(node)
+            if taken > 0 {
+                context.nodeCacheCount += taken
+                outstanding += taken
+                if outstanding > peakOutstanding { peakOutstanding = outstanding }
+                lock.unlock()
+                return context.nodeCache
             }
-            waitForFreedNode()
+            if !wait {
+                lock.unlock()
+                return nil
+            }
+            waitForFreedNodes()
         }
     }
 
-    /// Called with the lock held; returns with it held.
-    private func handOut(_ node: WorkNodeRef) -> WorkNodeRef {
-        inUse += 1
-        if inUse > peakInUse { peakInUse = inUse }
-        lock.unlock()
-        return node
-    }
-
     /// Invoked with the lock held; returns with it held. May sleep.
-    private func waitForFreedNode() {
+    private func waitForFreedNodes() {
         waiters += 1
-        exhaustionWaits += 1
+        waits += 1
         let seen = freed.snapshot
         let warnNow = !warned
         warned = true
         lock.unlock()
         let start = MonotonicClock.nanoseconds
         BlockingWait.perform(.nodePool) {
+            var warnPending = warnNow
             while freed.snapshot == seen {
-                if !freed.wait(ifUnchangedFrom: seen, timeoutNanoseconds: Self.exhaustionWarningDelay) {
-                    if warnNow, MonotonicClock.nanoseconds - start >= UInt64(Self.exhaustionWarningDelay) {
-                        ringletWarning("the work-node pool is full (\(capacity) nodes, configuration key "
-                            + "'workNodes'); submitters are waiting for running items to finish. "
-                            + "Raise 'workNodes' in the board profile or submit less work at once.")
-                        return
-                    }
+                let posted = BlockingWait.sleep(on: freed, seen: seen,
+                                                timeoutNanoseconds: warnPending ? Self.exhaustionWarningDelay : -1)
+                if !posted, warnPending, MonotonicClock.nanoseconds - start >= UInt64(Self.exhaustionWarningDelay) {
+                    warnPending = false
+                    ringletWarning("the work-node pool is full (\(capacity) nodes, configuration key "
+                        + "'workNodes'); submitters are waiting for running items to finish. "
+                        + "Raise 'workNodes' in the board profile or submit less work at once.")
                 }
             }
         }
