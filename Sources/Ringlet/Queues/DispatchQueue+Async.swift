@@ -8,12 +8,14 @@ extension DispatchQueue {
     /// dropping anything) when the pool is full.
     public func async(group: DispatchGroup? = nil, qos: DispatchQoS = .unspecified,
                       flags: DispatchWorkItemFlags = [], execute work: @escaping @Sendable () -> Void) {
-        let context = ThreadContext.current
-        let priority = resolvePriority(for: context.propagatedPriority, flags: flags, itemQoS: qos)
         group?.enter()
-        let node = Runtime.shared.pool.allocate(kind: .block, priority: priority,
-                                                isBarrier: flags.contains(.barrier) && !isRoot,
-                                                block: work, group: group)
+        let node = ThreadContext.withCurrent { context in
+            let priority = resolvePriority(for: context.propagatedPriority, flags: flags, itemQoS: qos)
+            return RuntimeParts.withPool { pool in
+                pool.allocate(kind: .block, priority: priority, isBarrier: flags.contains(.barrier) && !isRoot,
+                              block: work, group: group, context: context)
+            }
+        }
         push(node)
     }
 

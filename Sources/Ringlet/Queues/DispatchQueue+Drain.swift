@@ -44,27 +44,33 @@ extension DispatchQueue {
     /// the batch back at the head. Invoked and returns with the lock held.
     private func drainSerialLocked(index: Int, context: ThreadContext, topLevel: Bool) {
         let band = context.worker?.band
-        let scheduler = Runtime.shared.scheduler
-        let batch = Runtime.shared.configuration.drainBatch
+        let scheduler = RuntimeParts.shared.scheduler.takeUnretainedValue()
+        let batch = RuntimeParts.shared.drainBatch
         while canTakeHeadLocked {
-            var chain = fifo.removeFirst()
-            lowerPriorityIfPassedLocked(chain.unsafelyUnwrapped)
-            var tail = chain.unsafelyUnwrapped
-            var taken = 1
-            while taken < batch, let node = fifo.removeFirst() {
-                lowerPriorityIfPassedLocked(node)
-                tail.pointee.next = node
-                tail = node
-                taken += 1
-            }
+            // Detach the whole FIFO in O(1): no node is touched under the lock, so a
+            // producer pushing meanwhile is never held up for long.
+            let detached = fifo.removeAll()
+            var chain = detached.first
+            let detachedPriority = pendingMaxPriority
+            pendingMaxPriority = .lowest
+            overrideMarker = nil
+            var ran = 0
             running = 1
             lock.unlock()
             var stop = false
             while let node = chain {
                 chain = node.pointee.next
                 NodeRunner.run(node, from: self, context: context)
-                if chain != nil && (stopRequested.load(ordering: .acquiring)
-                    || (topLevel && shouldYield(index: index, band: band, scheduler: scheduler))) {
+                ran += 1
+                guard chain != nil else { break }
+                if stopRequested.load(ordering: .acquiring)
+                    || (topLevel && shouldYield(index: index, band: band, scheduler: scheduler)) {
+                    stop = true
+                    break
+                }
+                // A full batch: go on only when nothing else waits at this level or
+                // above (fairness between queues of one QoS).
+                if ran % batch == 0 && (!topLevel || scheduler.hasWork(atOrAbove: index, for: band)) {
                     stop = true
                     break
                 }
@@ -72,19 +78,16 @@ extension DispatchQueue {
             lock.lock()
             running = 0
             if let rest = chain {
-                fifo.prepend(chain: rest)
-                for node in NodeFIFO.nodes(startingAt: rest) where node.pointee.priority > pendingMaxPriority {
-                    pendingMaxPriority = node.pointee.priority
-                }
+                // Put the rest back in front of what arrived meanwhile, in O(1); the
+                // queue's priority covers both.
+                fifo.prepend(first: rest, last: detached.last.unsafelyUnwrapped, count: detached.count - ran)
+                if detachedPriority > pendingMaxPriority { pendingMaxPriority = detachedPriority }
             }
             if stop { return }
             if fifo.isEmpty {
                 if !topLevel || band == nil || !waitBrieflyForPushLocked(scheduler: scheduler) { return }
                 continue
             }
-            // A full batch: go on only when nothing else waits at this level or above
-            // (fairness between queues of one QoS) and nothing more urgent came.
-            if !topLevel || scheduler.hasWork(atOrAbove: index, for: band) { return }
             if shouldYield(index: index, band: band, scheduler: scheduler) { return }
         }
     }
@@ -93,7 +96,7 @@ extension DispatchQueue {
     /// push, so a producer that keeps up does not pay a token and a wake-up per
     /// batch. Returns true when items arrived. Invoked and returns with the lock held.
     private func waitBrieflyForPushLocked(scheduler: Scheduler) -> Bool {
-        let spin = Runtime.shared.configuration.spinMicroseconds
+        let spin = RuntimeParts.shared.spinMicroseconds
         if spin == 0 || isSuspendedLocked { return false }
         let seen = pushCount.load(ordering: .relaxed)
         running = 1
@@ -115,8 +118,8 @@ extension DispatchQueue {
     /// barriers wait for the items before them. Invoked and returns with the lock held.
     private func drainConcurrentLocked(index: Int, context: ThreadContext, topLevel: Bool) {
         let band = context.worker?.band
-        let scheduler = Runtime.shared.scheduler
-        var budget = Runtime.shared.configuration.drainBatch
+        let scheduler = RuntimeParts.shared.scheduler.takeUnretainedValue()
+        var budget = RuntimeParts.shared.drainBatch
         while canTakeHeadLocked, let node = fifo.removeFirst() {
             let isBarrier = node.pointee.isBarrier
             if isBarrier {
@@ -135,7 +138,7 @@ extension DispatchQueue {
             budget -= 1
             if budget == 0 {
                 if !topLevel || scheduler.hasWork(atOrAbove: index, for: band) { return }
-                budget = Runtime.shared.configuration.drainBatch
+                budget = RuntimeParts.shared.drainBatch
             }
             if topLevel && shouldYield(index: index, band: band, scheduler: scheduler) { return }
         }
@@ -147,36 +150,49 @@ extension DispatchQueue {
 enum NodeRunner {
     static func run(_ node: WorkNodeRef, from queue: DispatchQueue?, context: ThreadContext) {
         let priority = node.pointee.priority
-        let pool = Runtime.shared.pool
         switch node.pointee.kind {
         case .block:
-            let block = node.pointee.block.unsafelyUnwrapped
-            let group = node.pointee.group
-            pool.release(node, context: context)
-            let owner = queue ?? RootQueues.shared.queue(for: priority.level)
-            context.running(on: owner, at: priority) { block() }
+            // Move the closure and group out: no reference-count traffic.
+            let block = node.pointee.takeBlock()!
+            let group = node.pointee.takeGroup()
+            release(node, context)
+            let saved = context.enter(queue ?? RootQueues.shared.queue(for: priority.level), at: priority)
+            block()
+            context.restore(saved)
             group?.leave()
         case .workItem:
-            let item = unsafeDowncast(node.pointee.object.unsafelyUnwrapped, to: DispatchWorkItem.self)
-            let group = node.pointee.group
-            pool.release(node, context: context)
-            let owner = queue ?? RootQueues.shared.queue(for: priority.level)
-            context.running(on: owner, at: priority) { item.invokeFromQueue() }
+            let item = unsafeDowncast(node.pointee.takeObject().unsafelyUnwrapped, to: DispatchWorkItem.self)
+            let group = node.pointee.takeGroup()
+            release(node, context)
+            let saved = context.enter(queue ?? RootQueues.shared.queue(for: priority.level), at: priority)
+            item.invokeFromQueue()
+            context.restore(saved)
             group?.leave()
         case .queueToken:
             let child = unsafeDowncast(node.pointee.object.unsafelyUnwrapped, to: DispatchQueue.self)
-            if node == child.embeddedToken { child.releaseEmbeddedToken() } else { pool.release(node, context: context) }
+            if node == child.embeddedToken { child.releaseEmbeddedToken() } else { release(node, context) }
             child.drain(tokenPriority: priority, from: queue, context: context, topLevel: queue == nil)
         case .syncWaiter:
-            let waiter = unsafeDowncast(node.pointee.object.unsafelyUnwrapped, to: SyncWaiter.self)
-            var block = node.pointee.block
-            pool.release(node, context: context)
-            let owner = queue ?? RootQueues.shared.queue(for: priority.level)
-            context.running(on: owner, at: priority) { block.unsafelyUnwrapped() }
-            // Drop the caller's closure before waking it: `sync` lent it to us
-            // through withoutActuallyEscaping.
-            block = nil
+            let waiter = unsafeDowncast(node.pointee.takeObject().unsafelyUnwrapped, to: SyncWaiter.self)
+            runLentClosure(node.pointee.takeBlock()!, queue: queue, priority: priority,
+                           context: context, node: node)
+            // `sync` lent us its closure through withoutActuallyEscaping: our last
+            // reference died with runLentClosure's frame, so the caller may go on.
             waiter.signal()
         }
+    }
+
+    @inline(never)
+    private static func runLentClosure(_ block: () -> Void, queue: DispatchQueue?, priority: QoSPriority,
+                                       context: ThreadContext, node: WorkNodeRef) {
+        release(node, context)
+        let saved = context.enter(queue ?? RootQueues.shared.queue(for: priority.level), at: priority)
+        block()
+        context.restore(saved)
+    }
+
+    @inline(__always)
+    private static func release(_ node: WorkNodeRef, _ context: ThreadContext) {
+        RuntimeParts.withPool { $0.release(node, context: context) }
     }
 }

@@ -42,7 +42,7 @@ extension DispatchQueue {
     /// thread for the main queue, else into the FIFO (waking the queue if needed).
     func push(_ node: WorkNodeRef) {
         if isRoot {
-            Runtime.shared.scheduler.enqueue(node)
+            RuntimeParts.withScheduler { $0.enqueue(node) }
             return
         }
         let priority = node.pointee.priority
@@ -63,7 +63,7 @@ extension DispatchQueue {
     /// several tokens may be out so that several workers drain in parallel.
     func wakeupIfNeededLocked() -> WakeAction {
         guard canTakeHeadLocked else { return .none }
-        let limit = isSerial ? 1 : min(width, Runtime.shared.configuration.poolThreads)
+        let limit = isSerial ? 1 : min(width, RuntimeParts.shared.poolThreads)
         guard tokensOutstanding + running < limit, tokensOutstanding < fifo.count else { return .none }
         return newTokenLocked(pendingMaxPriority)
     }
@@ -157,7 +157,9 @@ extension DispatchQueue {
             embeddedToken.initialize(to: WorkNode(next: nil, kind: .queueToken, isBarrier: false, priority: priority,
                                                   block: nil, object: self, group: nil))
             node = embeddedToken
-        } else if let pooled = Runtime.shared.pool.tryAllocate(kind: .queueToken, priority: priority, object: self) {
+        } else if let pooled = RuntimeParts.withPool({
+            $0.tryAllocate(kind: .queueToken, priority: priority, object: self)
+        }) {
             node = pooled
         } else {
             // An extra token (parallelism or a raise) while the pool is full: the

@@ -10,90 +10,128 @@ extension DispatchQueue {
     /// Runs `work` on this queue and waits for it; returns its value or rethrows its
     /// error. Traps when the caller already runs on this serial queue (or on a serial
     /// queue this one targets): that would deadlock.
+    ///
+    /// Inlinable so that the generic part is specialised in the caller; the work is
+    /// done by the non-generic `_syncCore`.
+    @inlinable
     public func sync<T, E: Error>(execute work: () throws(E) -> T) throws(E) -> T {
-        try syncBody(barrier: false, work)
+        var outcome: Result<T, E>?
+        _syncCore(barrier: false) {
+            do throws(E) { outcome = .success(try work()) } catch { outcome = .failure(error) }
+        }
+        return try outcome.unsafelyUnwrapped.get()
     }
 
     /// `sync` with flags: `.barrier` makes the closure run alone on a concurrent queue;
     /// QoS flags behave as for `async`.
+    @inlinable
     public func sync<T, E: Error>(flags: DispatchWorkItemFlags, execute work: () throws(E) -> T) throws(E) -> T {
-        try syncBody(barrier: flags.contains(.barrier), work)
+        var outcome: Result<T, E>?
+        _syncCore(barrier: flags.contains(.barrier)) {
+            do throws(E) { outcome = .success(try work()) } catch { outcome = .failure(error) }
+        }
+        return try outcome.unsafelyUnwrapped.get()
     }
 
     /// Runs a work item on this queue and waits for it (honouring its `.barrier`).
     public func sync(execute workItem: DispatchWorkItem) {
-        syncBody(barrier: workItem.flags.contains(.barrier)) { workItem.perform() }
+        _syncCore(barrier: workItem.flags.contains(.barrier)) { workItem.perform() }
     }
 
-    func syncBody<T, E: Error>(barrier: Bool, _ work: () throws(E) -> T) throws(E) -> T {
-        let context = ThreadContext.current
-        rejectSyncDeadlock(context: context, barrier: barrier)
-        let priority = max(context.currentPriority, resolvePriority(for: context.currentPriority,
-                                                                      flags: [], itemQoS: .unspecified))
-        if !isMain, acquireChain(barrier: barrier) {
-            defer { releaseChain(barrier: barrier) }
-            return try context.running(on: self, at: priority) { () throws(E) -> T in try work() }
-        }
-        return try syncSlow(barrier: barrier, priority: priority, context: context, work)
-    }
-
-    private func syncSlow<T, E: Error>(barrier: Bool, priority: QoSPriority, context: ThreadContext,
-                                       _ work: () throws(E) -> T) throws(E) -> T {
-        var result: Result<T, E>?
-        withoutActuallyEscaping(work) { escapable in
-            let waiter = SyncWaiter()
-            let block: () -> Void = {
-                do throws(E) { result = .success(try escapable()) } catch { result = .failure(error) }
+    /// Runs `body` as an item of this queue on the calling thread when the queue and
+    /// its target chain are free (the fast path, borrowing the thread's context
+    /// without retaining it); otherwise queues it and waits.
+    @usableFromInline
+    func _syncCore(barrier: Bool, _ body: () -> Void) {
+        let ranFast = ThreadContext.withCurrent { context in
+            if isMain || context.currentQueueReference != nil {
+                rejectSyncDeadlock(context: context, barrier: barrier)
             }
-            let node = Runtime.shared.pool.allocate(kind: .syncWaiter, priority: priority, isBarrier: barrier,
-                                                    block: block, object: waiter)
+            guard !isMain, acquireChain(barrier: barrier) else { return false }
+            context.running(on: self, at: syncPriority(context), body)
+            releaseChain(barrier: barrier)
+            return true
+        }
+        if ranFast { return }
+        let context = ThreadContext.current
+        syncSlow(barrier: barrier, priority: syncPriority(context), context: context, body)
+    }
+
+    /// `sync` runs at the caller's QoS, raised to the queue's when that is higher.
+    private func syncPriority(_ context: ThreadContext) -> QoSPriority {
+        max(context.currentPriority, resolvePriority(for: context.currentPriority, flags: [], itemQoS: .unspecified))
+    }
+
+    private func syncSlow(barrier: Bool, priority: QoSPriority, context: ThreadContext, _ body: () -> Void) {
+        withoutActuallyEscaping(body) { escapable in
+            let waiter = SyncWaiter()
+            let node = RuntimeParts.withPool {
+                $0.allocate(kind: .syncWaiter, priority: priority, isBarrier: barrier, block: escapable,
+                            object: waiter, context: context)
+            }
             push(node)
             waiter.wait(on: self)
         }
-        return try result.unsafelyUnwrapped.get()
     }
 
     /// Takes a slot in this queue and in each queue up the target chain (below the
     /// root), or none at all and returns false. Root queues need no slot.
     private func acquireChain(barrier: Bool) -> Bool {
-        var queue: DispatchQueue? = self
-        var asBarrier = barrier
-        while let current = queue, !current.isRoot {
-            current.lock.lock()
-            let free = !current.isSuspendedLocked && !current.barrierRunning
-                && (current.isSerial || asBarrier ? current.running == 0 && current.fifo.isEmpty
-                    : current.running < current.width && current.barriersPending == 0)
-            if !free {
-                current.lock.unlock()
+        if isRoot { return true }
+        guard let next = acquireSlot(asBarrier: barrier) else { return false }
+        // The common case, a queue straight on a global queue, touches no other
+        // object (and so no reference count).
+        guard case .some(let nextQueue) = next else { return true }
+        var queue: DispatchQueue? = nextQueue
+        while let current = queue {
+            guard let following = current.acquireSlot(asBarrier: false) else {
                 releaseChain(barrier: barrier, stoppingAt: current)
                 return false
             }
-            current.running += 1
-            if asBarrier && !current.isSerial { current.barrierRunning = true }
-            let next = current.target
-            current.lock.unlock()
-            queue = next
-            asBarrier = false
+            queue = following ?? nil
         }
         return true
+    }
+
+    /// Takes one slot in this queue for a synchronous caller. Returns nil when the
+    /// queue is busy; `.some(nil)` when the target is a global queue (the chain ends);
+    /// `.some(target)` otherwise.
+    private func acquireSlot(asBarrier: Bool) -> DispatchQueue?? {
+        lock.lock()
+        let free = !isSuspendedLocked && !barrierRunning
+            && (isSerial || asBarrier ? running == 0 && fifo.isEmpty : running < width && barriersPending == 0)
+        if !free {
+            lock.unlock()
+            return nil
+        }
+        running += 1
+        if asBarrier && !isSerial { barrierRunning = true }
+        let next: DispatchQueue? = targetIsRoot ? nil : target
+        lock.unlock()
+        return .some(next)
     }
 
     /// Gives back the slots `acquireChain` took, from this queue up to (not
     /// including) `stop`, waking each queue that has runnable items.
     private func releaseChain(barrier: Bool, stoppingAt stop: DispatchQueue? = nil) {
-        var queue: DispatchQueue? = self
-        var first = true
-        while let current = queue, !current.isRoot, current !== stop {
-            current.lock.lock()
-            current.running -= 1
-            if first && barrier && !current.isSerial { current.barrierRunning = false }
-            let next = current.target
-            let action = current.wakeupIfNeededLocked()
-            current.lock.unlock()
-            current.perform(action)
-            queue = next
-            first = false
+        if isRoot { return }
+        var next = releaseSlot(wasBarrier: barrier)
+        while let current = next, current !== stop {
+            next = current.releaseSlot(wasBarrier: false)
         }
+    }
+
+    /// Gives back one slot; returns the target when it is not a global queue.
+    private func releaseSlot(wasBarrier: Bool) -> DispatchQueue? {
+        lock.lock()
+        running -= 1
+        if wasBarrier && !isSerial { barrierRunning = false }
+        let next: DispatchQueue? = targetIsRoot ? nil : target
+        let action = wakeupIfNeededLocked()
+        lock.unlock()
+        if case .none = action { return next }
+        perform(action)
+        return next
     }
 
     /// Traps when the calling thread holds this queue, or a serial queue this one

@@ -33,7 +33,10 @@ public final class DispatchQueue: DispatchObject, @unchecked Sendable {
     // State, under `lock`. See DispatchQueue+State.swift.
     let lock = FutexLock()
     var fifo = NodeFIFO()
-    var target: DispatchQueue?
+    var target: DispatchQueue? { didSet { targetIsRoot = target?.isRoot ?? false } }
+    /// The target is a global queue (kept with `target`, under the lock), so the hot
+    /// paths need not touch the target object.
+    var targetIsRoot = false
     /// QoS this queue imposes on its items: its own, else its target chain's
     /// (`.unspecified` when the chain has none: items keep their own).
     var floorPriority: QoSPriority
@@ -74,6 +77,7 @@ public final class DispatchQueue: DispatchObject, @unchecked Sendable {
         case .concurrent, .root: width = Int(Int32.max)
         }
         self.target = target
+        self.targetIsRoot = target?.isRoot ?? false
         self.isInactive = inactive
         stopRequested.store(inactive, ordering: .relaxed)
         self.floorPriority = QoSPriority(.unspecified)

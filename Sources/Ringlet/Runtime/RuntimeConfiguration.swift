@@ -31,9 +31,10 @@ public struct RuntimeConfiguration: Sendable, Equatable {
     /// QoS go first (`drainBatch`, default 64).
     public var drainBatch: Int
 
-    /// How long an idle worker, or a serial queue's drainer that emptied its queue,
-    /// keeps looking for more work before it parks (`spinMicroseconds`, default 20;
-    /// 0 parks at once). A futex wake-up costs more than this on every board.
+    /// How long a serial queue's drainer that emptied its queue keeps the queue and
+    /// watches for another push before it lets go (`spinMicroseconds`, default 5;
+    /// 0: never). A producer that keeps up, or the other half of a ping-pong, then
+    /// costs no token and no futex wake-up, which cost more than this on every board.
     public var spinMicroseconds: Int
 
     /// The configuration derived from this machine: online CPUs and the defaults.
@@ -45,7 +46,7 @@ public struct RuntimeConfiguration: Sendable, Equatable {
                 lowQoSWorkers: Int? = nil, workNodes: Int = 131_072,
                 workerStackBytes: Int = 512 * 1024, utilityNice: Int = 5,
                 backgroundSchedIdle: Bool = true, deadlockGraceMilliseconds: Int = 2000,
-                drainBatch: Int = 64, spinMicroseconds: Int = 20) {
+                drainBatch: Int = 64, spinMicroseconds: Int = 5) {
         self.cores = cores
         self.workersPerCore = workersPerCore
         self.reservePerCore = reservePerCore

@@ -1,4 +1,3 @@
-import CRinglet
 import Synchronization
 
 /// The fixed worker pool and the root run queues it serves.
@@ -21,8 +20,6 @@ final class Scheduler: @unchecked Sendable {
     /// drainers poll it between items to yield to more urgent work.
     private let highestPendingHint = Atomic<Int>(-1)
     private var idle: [[Worker]] = Array(repeating: [], count: WorkerBand.allCases.count)
-    /// Workers spinning in `nextNode` before they park, per band.
-    private var searching: [Int] = Array(repeating: 0, count: WorkerBand.allCases.count)
     private(set) var workers: [Worker] = []
     private var blockedCount = 0
     private var activeReserve = 0
@@ -91,8 +88,6 @@ final class Scheduler: @unchecked Sendable {
     /// Invoked with the lock held. Removes and returns the worker to wake, if any.
     private func pickWorkerToWakeLocked(for index: Int) -> Worker? {
         let order = WorkerBand.wakeOrder(for: index)
-        // A searching worker of the band will find the node without a wake-up.
-        if searching[order.first.rawValue] > 0 { return nil }
         if let worker = idle[order.first.rawValue].popLast() {
             worker.state = .searching
             return worker
@@ -120,17 +115,9 @@ final class Scheduler: @unchecked Sendable {
     func nextNode(for worker: Worker) -> WorkNodeRef? {
         lock.lock()
         if let node = takeLocked(for: worker) { return node }
-        // Search briefly before parking: work submitted within microseconds (a
-        // producer keeping up, the other half of a ping-pong) finds this worker
-        // awake, and `enqueue` skips the futex wake while anyone searches.
-        if mayRunLocked(worker), configuration.spinMicroseconds > 0 {
-            searching[worker.band.rawValue] += 1
-            lock.unlock()
-            spinForWork(band: worker.band)
-            lock.lock()
-            searching[worker.band.rawValue] -= 1
-            if let node = takeLocked(for: worker) { return node }
-        }
+        // No search spin here: on a board with 1-4 cores a spinning idle worker
+        // takes the CPU from the thread that would produce its work (measured: it
+        // made serial async slower). Serial queues' drainers wait briefly instead.
         // Park, after giving back cached nodes so a producer waiting for the pool
         // can have them.
         if let context = worker.context, context.nodeCacheCount > 0 {
@@ -174,19 +161,6 @@ final class Scheduler: @unchecked Sendable {
         progress &+= 1
         lock.unlock()
         return node
-    }
-
-    /// Spins up to `spinMicroseconds` until work this band may take appears.
-    private func spinForWork(band: WorkerBand) {
-        let end = MonotonicClock.nanoseconds &+ UInt64(configuration.spinMicroseconds) &* 1000
-        while true {
-            for _ in 0..<32 {
-                let highest = highestPendingHint.load(ordering: .relaxed)
-                if highest >= 0 && band.indices.contains(highest) { return }
-                rl_cpu_relax()
-            }
-            if MonotonicClock.nanoseconds >= end { return }
-        }
     }
 
     /// True when a node more urgent than `index` waits that `band` may take: a

@@ -11,8 +11,12 @@ final class ThreadContext {
     let worker: Worker?
     let isMainThread: Bool
     /// The queue whose item (or sync block) this thread is running; its target
-    /// chain is what the thread holds. Set and restored around every item.
-    var currentQueue: DispatchQueue?
+    /// chain is what the thread holds. Set and restored around every item without
+    /// reference counting: whoever runs the item keeps the queue alive meanwhile.
+    var currentQueueReference: Unmanaged<DispatchQueue>?
+
+    /// The queue whose item this thread runs (retained for the caller).
+    var currentQueue: DispatchQueue? { currentQueueReference?.takeUnretainedValue() }
     /// The QoS of the item this thread runs, what `async` propagates. For threads
     /// outside the pool: userInteractive on the main thread (as on Darwin),
     /// unspecified elsewhere.
@@ -37,6 +41,16 @@ final class ThreadContext {
             }
             return install(ThreadContext(worker: nil))
         }
+    }
+
+    /// Calls `body` with the calling thread's context without retaining it (the
+    /// thread-local slot keeps it alive): the allocation-free path for `async`.
+    @inline(__always)
+    static func withCurrent<R>(_ body: (ThreadContext) -> R) -> R {
+        if let raw = rl_tls_get() {
+            return Unmanaged<ThreadContext>.fromOpaque(raw)._withUnsafeGuaranteedRef(body)
+        }
+        return body(install(ThreadContext(worker: nil)))
     }
 
     /// The calling thread's context if it has one (never allocates).
@@ -64,16 +78,38 @@ final class ThreadContext {
         currentPriority.level == .userInteractive ? QoSPriority(.userInitiated) : currentPriority
     }
 
+    /// What `enter` replaced; give it back to `restore`.
+    struct SavedState {
+        let queue: Unmanaged<DispatchQueue>?
+        let priority: QoSPriority
+    }
+
+    /// Marks the thread as running work of `queue` at `priority` (no retain: the
+    /// caller keeps `queue` alive until `restore`).
+    @inline(__always)
+    func enter(_ queue: DispatchQueue, at priority: QoSPriority) -> SavedState {
+        let saved = SavedState(queue: currentQueueReference, priority: currentPriority)
+        currentQueueReference = Unmanaged.passUnretained(queue)
+        currentPriority = priority
+        return saved
+    }
+
+    @inline(__always)
+    func restore(_ saved: SavedState) {
+        currentQueueReference = saved.queue
+        currentPriority = saved.priority
+    }
+
     /// Runs `body` as work of `queue` at `priority`, restoring the previous state.
     @inline(__always)
     func running<R, E: Error>(on queue: DispatchQueue?, at priority: QoSPriority,
                               _ body: () throws(E) -> R) throws(E) -> R {
-        let savedQueue = currentQueue
+        let savedQueue = currentQueueReference
         let savedPriority = currentPriority
-        currentQueue = queue
+        currentQueueReference = queue.map { Unmanaged.passUnretained($0) }
         currentPriority = priority
         defer {
-            currentQueue = savedQueue
+            currentQueueReference = savedQueue
             currentPriority = savedPriority
         }
         return try body()

@@ -27,6 +27,32 @@ struct WorkNode {
     var group: DispatchGroup?
 }
 
+extension WorkNode {
+    /// Moves the closure out (the node keeps nil), without reference counting once
+    /// optimised. Not `Optional.take()`: that generic path reabstracts the closure
+    /// and allocates a thunk context per call.
+    @inline(__always)
+    mutating func takeBlock() -> (() -> Void)? {
+        let taken = block
+        block = nil
+        return taken
+    }
+
+    @inline(__always)
+    mutating func takeObject() -> AnyObject? {
+        let taken = object
+        object = nil
+        return taken
+    }
+
+    @inline(__always)
+    mutating func takeGroup() -> DispatchGroup? {
+        let taken = group
+        group = nil
+        return taken
+    }
+}
+
 typealias WorkNodeRef = UnsafeMutablePointer<WorkNode>
 
 /// An intrusive FIFO of work nodes. Not synchronised: its owner's lock protects it.
@@ -53,17 +79,11 @@ struct NodeFIFO {
         return node
     }
 
-    /// Puts a detached chain (linked through `next`, nil-terminated) back in front.
-    mutating func prepend(chain: WorkNodeRef) {
-        var last = chain
-        var added = 1
-        while let next = last.pointee.next {
-            last = next
-            added += 1
-        }
+    /// Puts a detached chain back in front: `first`...`last`, `count` nodes.
+    mutating func prepend(first: WorkNodeRef, last: WorkNodeRef, count added: Int) {
         last.pointee.next = head
         if head == nil { tail = last }
-        head = chain
+        head = first
         count += added
     }
 
@@ -76,9 +96,9 @@ struct NodeFIFO {
         }
     }
 
-    /// Removes every node; the caller walks the returned chain through `next`.
-    mutating func removeAll() -> WorkNodeRef? {
-        let chain = head
+    /// Removes every node in O(1); the caller walks the chain through `next`.
+    mutating func removeAll() -> (first: WorkNodeRef?, last: WorkNodeRef?, count: Int) {
+        let chain = (head, tail, count)
         head = nil
         tail = nil
         count = 0

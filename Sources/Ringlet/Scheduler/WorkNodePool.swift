@@ -19,7 +19,9 @@ final class WorkNodePool: @unchecked Sendable {
     private let lock = FutexLock()
     private let freed = FutexEvent()
     // Under `lock`:
-    private var freeList: WorkNodeRef?
+    /// Free nodes as chains of at most `batchSize` (linked through `next`), so a
+    /// refill takes a whole chain without walking nodes another core last touched.
+    private var freeChains: [(head: WorkNodeRef, count: Int)] = []
     private var highWater = 0
     private var waiters = 0
     private var warned = false
@@ -33,8 +35,9 @@ final class WorkNodePool: @unchecked Sendable {
     init(capacity: Int) {
         precondition(capacity > 0)
         self.capacity = capacity
-        cacheLimit = max(1, min(128, capacity / 64))
+        cacheLimit = max(2, min(128, capacity / 64))
         storage = .allocate(capacity: capacity)
+        freeChains.reserveCapacity(capacity / max(1, cacheLimit / 2) + 64)
     }
 
     deinit {
@@ -80,58 +83,57 @@ final class WorkNodePool: @unchecked Sendable {
         node.pointee.next = context.nodeCache  // raw link; the node is uninitialised memory
         context.nodeCache = node
         context.nodeCacheCount += 1
-        if context.nodeCacheCount > cacheLimit { giveBack(context, keeping: cacheLimit / 2) }
+        if context.nodeCacheCount > cacheLimit { giveBack(context, keeping: context.nodeCacheCount - batchSize) }
     }
 
-    /// Returns all but `keeping` of the thread's cached nodes to the shared list.
+    var batchSize: Int { cacheLimit / 2 }
+
+    /// Returns all but `keeping` of the thread's cached nodes to the shared list, in
+    /// chains of at most `batchSize`.
     func giveBack(_ context: ThreadContext, keeping: Int = 0) {
         var returning = context.nodeCacheCount - keeping
         if returning <= 0 { return }
-        let first = context.nodeCache.unsafelyUnwrapped
-        var last = first
-        returning -= 1
-        var count = 1
-        while returning > 0 {
-            last = last.pointee.next.unsafelyUnwrapped
-            returning -= 1
-            count += 1
-        }
-        context.nodeCache = last.pointee.next
-        context.nodeCacheCount -= count
+        let returned = returning
         lock.lock()
-        last.pointee.next = freeList
-        freeList = first
-        outstanding -= count
+        // The nodes are hot in this thread's cache: walking them here is cheap.
+        while returning > 0 {
+            let count = min(returning, batchSize)
+            let head = context.nodeCache.unsafelyUnwrapped
+            var last = head
+            for _ in 1..<count { last = last.pointee.next.unsafelyUnwrapped }
+            context.nodeCache = last.pointee.next
+            last.pointee.next = nil
+            freeChains.append((head, count))
+            returning -= count
+        }
+        context.nodeCacheCount -= returned
+        outstanding -= returned
         let wake = waiters > 0
         lock.unlock()
         if wake { freed.post(wake: Int32.max) }
     }
 
-    /// Moves up to half a cache of nodes into the thread's empty cache; returns its
-    /// first node, or nil when the pool is empty and `wait` is false.
+    /// Fills the thread's empty cache with one free chain, or with nodes never used
+    /// before; returns its first node, or nil when the pool is empty and `wait` is false.
     @inline(never)
     private func refill(_ context: ThreadContext, wait: Bool) -> WorkNodeRef? {
-        let batch = max(1, cacheLimit / 2)
         lock.lock()
         while true {
             var taken = 0
-            while taken < batch {
-                let node: WorkNodeRef
-                if let free = freeList {
-                    freeList = free.pointee.next
-                    node = free
-                } else if highWater < capacity {
-                    node = storage + highWater
-                    highWater += 1
-                } else {
-                    break
+            if let chain = freeChains.popLast() {
+                context.nodeCache = chain.head
+                taken = chain.count
+            } else if highWater < capacity {
+                taken = min(batchSize, capacity - highWater)
+                let first = storage + highWater
+                for offset in 0..<taken {
+                    (first + offset).pointee.next = offset + 1 < taken ? first + offset + 1 : nil
                 }
-                node.pointee.next = context.nodeCache
-                context.nodeCache = node
-                taken += 1
+                highWater += taken
+                context.nodeCache = first
             }
             if taken > 0 {
-                context.nodeCacheCount += taken
+                context.nodeCacheCount = taken
                 outstanding += taken
                 if outstanding > peakOutstanding { peakOutstanding = outstanding }
                 lock.unlock()
