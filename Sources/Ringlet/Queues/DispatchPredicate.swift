@@ -18,14 +18,15 @@ public enum DispatchPredicate: Sendable {
 
     private static func isOn(_ queue: DispatchQueue, context: ThreadContext, exclusively: Bool) -> Bool {
         if queue.isMain { return context.isMainThread }
-        var current = context.currentQueue
-        while let holding = current {
+        var found = false
+        context.forEachHeldQueue { holding in
             if holding === queue {
-                return !exclusively || queue.isSerial || queue.lock.withLock { queue.barrierRunning }
+                found = !exclusively || queue.isSerial || queue.lock.withLock { queue.barrierRunning }
+                return false
             }
-            current = holding.lock.withLock { holding.target }
+            return true
         }
-        return false
+        return found
     }
 
     var describedQueue: DispatchQueue {

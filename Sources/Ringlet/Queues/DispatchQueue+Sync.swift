@@ -48,7 +48,11 @@ extension DispatchQueue {
                 rejectSyncDeadlock(context: context, barrier: barrier)
             }
             guard !isMain, acquireChain(barrier: barrier) else { return false }
+            // Inside another queue's item, that queue stays held while this runs.
+            let outer = context.currentQueueReference
+            if let outer { context.outerQueues.append(outer) }
             context.running(on: self, at: syncPriority(context), body)
+            if outer != nil { context.outerQueues.removeLast() }
             releaseChain(barrier: barrier)
             return true
         }
@@ -141,8 +145,7 @@ extension DispatchQueue {
             ringletMisuse("DispatchQueue.main.sync called on the main thread: this deadlocks, because only the "
                 + "main thread runs the main queue. Call the closure directly, or use async.")
         }
-        var held = context.currentQueue
-        while let holding = held {
+        context.forEachHeldQueue { holding in
             var needed: DispatchQueue? = self
             var first = true
             while let queue = needed, !queue.isRoot {
@@ -154,7 +157,7 @@ extension DispatchQueue {
                 first = false
                 needed = queue.lock.withLock { queue.target }
             }
-            held = holding.lock.withLock { holding.target }
+            return true
         }
     }
 }

@@ -15,6 +15,26 @@ final class ThreadContext {
     /// reference counting: whoever runs the item keeps the queue alive meanwhile.
     var currentQueueReference: Unmanaged<DispatchQueue>?
 
+    /// Queues this thread still holds below the current one: each `sync` that ran on
+    /// this thread from inside another queue's item pushes that queue here (GCD's
+    /// thread frames). Empty outside nested syncs, so plain items never touch it.
+    var outerQueues: [Unmanaged<DispatchQueue>] = []
+
+    /// Calls `body` with every queue this thread holds: the current one, the ones
+    /// nested syncs left below it, and all of their targets, innermost first.
+    func forEachHeldQueue(_ body: (DispatchQueue) -> Bool) {
+        var starts: [DispatchQueue] = []
+        if let current = currentQueue { starts.append(current) }
+        for outer in outerQueues.reversed() { starts.append(outer.takeUnretainedValue()) }
+        for start in starts {
+            var queue: DispatchQueue? = start
+            while let holding = queue {
+                if !body(holding) { return }
+                queue = holding.lock.withLock { holding.target }
+            }
+        }
+    }
+
     /// The queue whose item this thread runs (retained for the caller).
     var currentQueue: DispatchQueue? { currentQueueReference?.takeUnretainedValue() }
     /// The QoS of the item this thread runs, what `async` propagates. For threads
