@@ -29,6 +29,7 @@ struct Demo: ParsableCommand {
         print("  items run per QoS: user-interactive \(statistics.itemsRunPerQoS.userInteractive), "
             + "user-initiated \(statistics.itemsRunPerQoS.userInitiated), default \(statistics.itemsRunPerQoS.default), "
             + "utility \(statistics.itemsRunPerQoS.utility), background \(statistics.itemsRunPerQoS.background)")
+        print("  items pending now: \(statistics.pendingPerQoS.total)")
         print("  work nodes: peak \(statistics.workNodesPeak) of \(statistics.workNodeCapacity), in use now "
             + "\(statistics.workNodesInUse), waits for a free node \(statistics.workNodeExhaustionWaits)")
         print("  process threads now: \(statistics.processThreads) (pool \(statistics.workers + statistics.reserve) "

@@ -40,6 +40,15 @@ static inline void rl_cpu_relax(void) {
 #endif
 }
 
+/// Single-writer counters: the owning thread adds with plain (relaxed) loads and
+/// stores — no locked instruction — and any thread may read.
+static inline void rl_counter_add(long long *slot, long long delta) {
+    __atomic_store_n(slot, __atomic_load_n(slot, __ATOMIC_RELAXED) + delta, __ATOMIC_RELAXED);
+}
+static inline long long rl_counter_read(long long *slot) {
+    return __atomic_load_n(slot, __ATOMIC_RELAXED);
+}
+
 // MARK: Futex (futex(2), private futexes only)
 
 /// Sleeps while `*word == expected`, at most `timeout_ns` nanoseconds (< 0: forever).

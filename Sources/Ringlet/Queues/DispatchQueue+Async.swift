@@ -11,6 +11,7 @@ extension DispatchQueue {
         group?.enter()
         let node = ThreadContext.withCurrent { context in
             let priority = resolvePriority(for: context.propagatedPriority, flags: flags, itemQoS: qos)
+            context.counters.countSubmitted(priority.level)
             return RuntimeParts.withPool { pool in
                 pool.allocate(kind: .block, priority: priority, isBarrier: flags.contains(.barrier) && !isRoot,
                               block: work, group: group, context: context)
@@ -36,6 +37,7 @@ extension DispatchQueue {
             ? workItem.capturedPriority : context.propagatedPriority
         let priority = resolvePriority(for: submitter, flags: workItem.flags, itemQoS: workItem.qos)
         group?.enter()
+        context.counters.countSubmitted(priority.level)
         workItem.willEnqueue(on: self, priority: priority)
         let node = Runtime.shared.pool.allocate(kind: .workItem, priority: priority,
                                                 isBarrier: workItem.flags.contains(.barrier) && !isRoot,

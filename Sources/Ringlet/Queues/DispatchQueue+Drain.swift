@@ -159,6 +159,7 @@ enum NodeRunner {
             let saved = context.enter(queue ?? RootQueues.shared.queue(for: priority.level), at: priority)
             block()
             context.restore(saved)
+            context.counters.countRan(priority.level)
             group?.leave()
         case .workItem:
             let item = unsafeDowncast(node.pointee.takeObject().unsafelyUnwrapped, to: DispatchWorkItem.self)
@@ -167,6 +168,7 @@ enum NodeRunner {
             let saved = context.enter(queue ?? RootQueues.shared.queue(for: priority.level), at: priority)
             item.invokeFromQueue()
             context.restore(saved)
+            context.counters.countRan(priority.level)
             group?.leave()
         case .queueToken:
             let child = unsafeDowncast(node.pointee.object.unsafelyUnwrapped, to: DispatchQueue.self)

@@ -56,15 +56,14 @@ public final class Runtime: @unchecked Sendable {
 
     public var statistics: RuntimeStatistics {
         let snapshot = scheduler.snapshot()
-        var run = Array(repeating: 0, count: QoSLevel.count)
-        for worker in scheduler.workers {
-            for level in QoSLevel.allLevels { run[level.rawValue] += worker.itemsRun.value(level) }
-        }
+        let totals = CounterRegistry.shared.totals()
+        let pending = QoSLevel.allLevels.map { totals.submitted[$0.rawValue] - totals.ran[$0.rawValue] }
         return RuntimeStatistics(
             workers: configuration.workers, reserve: configuration.reserve,
             reserveInUse: snapshot.activeReserve, blockedThreads: snapshot.blocked,
             parkedThreads: snapshot.parked,
-            runnablePerQoS: QoSCounts(snapshot.pending), itemsRunPerQoS: QoSCounts(run),
+            runnablePerQoS: QoSCounts(snapshot.pending), pendingPerQoS: QoSCounts(pending),
+            itemsRunPerQoS: QoSCounts(totals.ran),
             workNodesInUse: pool.inUse, workNodesPeak: pool.peakInUse,
             workNodeCapacity: pool.capacity, workNodeExhaustionWaits: pool.exhaustionWaits,
             processThreads: ThreadControl.processThreadCount ?? -1,

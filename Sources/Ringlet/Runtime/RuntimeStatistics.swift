@@ -41,11 +41,15 @@ public struct RuntimeStatistics: Sendable {
     public let parkedThreads: Int
     /// Nodes waiting in the root run queues, per QoS (plain items and queue wake-ups).
     public let runnablePerQoS: QoSCounts
-    /// Items run by pool threads since start, per QoS they ran at.
+    /// Items submitted (`async`, work items) and not yet run, in every queue, per
+    /// the QoS they will run at.
+    public let pendingPerQoS: QoSCounts
+    /// Items run since start, per the QoS they ran at.
     public let itemsRunPerQoS: QoSCounts
     /// Work nodes in use now: pending items in every queue, wake-ups, contended syncs.
     public let workNodesInUse: Int
-    /// The most work nodes ever in use at once.
+    /// The most work nodes ever in use at once: the peak of pending work (items,
+    /// wake-ups, contended syncs; nodes cached by threads included).
     public let workNodesPeak: Int
     /// The work-node pool's capacity (configuration key `workNodes`).
     public let workNodeCapacity: Int

@@ -43,6 +43,8 @@ final class ThreadContext {
     var currentPriority: QoSPriority
     /// The wait this thread is blocked in, for the deadlock report.
     var blockedOn: WaitReason?
+    /// Items this thread submitted and ran, per QoS (for `Runtime.statistics`).
+    let counters = ItemCounters()
     /// Free work nodes this thread keeps (see `WorkNodePool`), linked through `next`.
     var nodeCache: WorkNodeRef?
     var nodeCacheCount = 0
@@ -86,9 +88,11 @@ final class ThreadContext {
             // The thread is exiting: its cached nodes go back to the pool.
             let value = context.takeUnretainedValue()
             if value.nodeCacheCount > 0 { Runtime.shared.pool.giveBack(value) }
+            CounterRegistry.shared.retire(value.counters)
             context.release()
         }
         rl_tls_set(Unmanaged.passRetained(context).toOpaque())
+        CounterRegistry.shared.register(context.counters)
         return context
     }
 

@@ -35,9 +35,6 @@ final class Worker: @unchecked Sendable {
     var reserveActive = false
     /// Set by the thread itself once started.
     var context: ThreadContext?
-    /// Items run, per QoS level index (`QoSLevel.rawValue`); single writer (this
-    /// thread), read by statistics.
-    let itemsRun = LevelCounters()
 
     init(index: Int, band: WorkerBand, scheduler: Scheduler) {
         self.index = index
@@ -66,35 +63,6 @@ final class Worker: @unchecked Sendable {
     /// Runs one node taken from a root run queue.
     @inline(__always)
     func execute(_ node: WorkNodeRef) {
-        let level = node.pointee.priority.level
         NodeRunner.run(node, from: nil, context: context.unsafelyUnwrapped)
-        itemsRun.increment(level)
     }
-}
-
-/// Per-QoS-level counters written by one thread and read by any.
-final class LevelCounters: @unchecked Sendable {
-    private let counts: UnsafeMutablePointer<Int>
-    private let lock = FutexLock()
-
-    init() {
-        counts = .allocate(capacity: QoSLevel.count)
-        counts.initialize(repeating: 0, count: QoSLevel.count)
-    }
-
-    deinit {
-        counts.deallocate()
-        lock.deallocate()
-    }
-
-    /// Single-writer increment. The lock is uncontended except while statistics
-    /// are read, and keeps ThreadSanitizer's view exact.
-    @inline(__always)
-    func increment(_ level: QoSLevel) {
-        lock.lock()
-        counts[level.rawValue] += 1
-        lock.unlock()
-    }
-
-    func value(_ level: QoSLevel) -> Int { lock.withLock { counts[level.rawValue] } }
 }
