@@ -139,9 +139,9 @@ struct Bench: ParsableCommand {
                     let headline = result.failure == nil ? result[row.headlineKey] : nil
                     if let headline { headlines[side, default: []].append(headline) }
                     if best[side] != nil, let failure = result.failure {
-                        details.append("\(row.rawValue): a later round of the \(side == .dispatch ? "Dispatch" : "Ringlet") "
+                        details.append("\(row.rawValue): a later round of the \(side.name) "
                             + "side failed (\(failure)); the table shows a round that succeeded")
-                        details += benchStderrNotes(row.rawValue, side == .dispatch ? "Dispatch" : "Ringlet", result)
+                        details += benchStderrNotes(row.rawValue, side.name, result)
                     }
                     if let kept = best[side], result.failure != nil
                         || (kept[row.headlineKey] ?? .infinity) <= (headline ?? .infinity) { continue }
@@ -192,8 +192,8 @@ struct Bench: ParsableCommand {
         func show(_ value: Double?) -> String { value.map(row.display) ?? "error" }
         var ratio: Double?
         if let d, let r, d > 0 { ratio = r / d }
-        var target: String
-        var pass: Bool
+        let target: String
+        let pass: Bool
         if let limitRatio = row.targetRatio {
             target = "≤ " + benchFigure(limitRatio)
             pass = ratio.map { $0 <= limitRatio } ?? false

@@ -16,6 +16,8 @@ enum BenchRow: String, CaseIterable {
 enum BenchSide: String {
     case dispatch
     case ringlet
+
+    var name: String { self == .dispatch ? "Dispatch" : "Ringlet" }
 }
 
 /// Sizes of the workloads (`--quick` shrinks them for smoke runs).

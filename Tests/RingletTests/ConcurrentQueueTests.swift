@@ -125,6 +125,51 @@ import Testing
         #expect(value == 11)
     }
 
+    @Test func syncFromInsideTheSameConcurrentQueue() {
+        // Not a deadlock on a concurrent queue: the inner sync needs only a slot.
+        let queue = DispatchQueue(label: "test.concurrent.reentrant", attributes: .concurrent)
+        let values = Recorder<Int>()
+        let done = DispatchSemaphore(value: 0)
+        queue.async {
+            values.append(queue.sync { 8 })
+            done.signal()
+        }
+        #expect(waited(done))
+        #expect(values.values == [8])
+    }
+
+    @Test func barrierFlagIsIgnoredOnGlobalQueues() {
+        // As in GCD, a barrier on a global queue is an ordinary item: the item after
+        // it may start while it runs.
+        let queue = DispatchQueue.global(qos: .userInitiated)
+        let secondStarted = DispatchSemaphore(value: 0)
+        let results = Recorder<Bool>()
+        let group = DispatchGroup()
+        queue.async(group: group, flags: .barrier) {
+            results.append(secondStarted.wait(timeout: deadline()) == .success)
+        }
+        queue.async(group: group) { secondStarted.signal() }
+        #expect(waited(group, seconds: 2 * patienceSeconds))
+        #expect(results.values == [true])
+    }
+
+    @Test func parallelismIsBoundedByTheHighBand() async {
+        await #expect(processExitsWith: .success) {
+            startRuntime(twoCoreConfiguration())
+            let configuration = Runtime.current.configuration
+            let highBand = configuration.workers - configuration.lowQoSWorkers
+            let queue = DispatchQueue(label: "test.concurrent.bounded", attributes: .concurrent)
+            let meter = OverlapMeter(), gate = Gate(), group = DispatchGroup()
+            // Items that hold their worker without a Ringlet wait: no reserve covers them.
+            for _ in 0..<8 { queue.async(group: group) { meter.measure { _ = gate.pass() } } }
+            #expect(eventually { meter.current == highBand }, "\(meter.current) of \(highBand) ran at once")
+            #expect(!eventually(within: 0.1) { meter.current > highBand }, "more items ran than high-band workers")
+            gate.open()
+            #expect(waited(group))
+            #expect(meter.maximum == highBand)
+        }
+    }
+
     @Test func concurrentPerformCoversEveryIndexOnce() {
         let counters = SlotCounters(count: 10_000)
         DispatchQueue.concurrentPerform(iterations: counters.count) { counters.increment($0) }

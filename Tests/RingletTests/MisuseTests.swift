@@ -47,21 +47,28 @@ import Testing
         // outer's item syncs onto inner, whose block syncs back onto outer: outer is
         // still held by this thread, so the last sync can never run (GCD traps:
         // "dispatch_sync called on queue already owned by current thread").
-        await withKnownIssue("Ringlet bug: the sync deadlock check walks only the innermost queue's targets") {
-            let result = await #expect(processExitsWith: .signal(sigabrt), observing: [\.standardErrorContent]) {
-                let outer = DispatchQueue(label: "test.misuse.outer")
-                let inner = DispatchQueue(label: "test.misuse.inner")
-                let done = DispatchSemaphore(value: 0)
-                outer.async {
-                    inner.sync { outer.sync {} }
-                    done.signal()
-                }
-                // A hang ends here, with a normal exit: the test then fails.
-                _ = done.wait(timeout: .now() + 3)
+        let result = await #expect(processExitsWith: .signal(sigabrt), observing: [\.standardErrorContent]) {
+            let outer = DispatchQueue(label: "test.misuse.outer")
+            let inner = DispatchQueue(label: "test.misuse.inner")
+            let done = DispatchSemaphore(value: 0)
+            outer.async {
+                inner.sync { outer.sync {} }
+                done.signal()
             }
-            let text = result?.standardErrorText ?? ""
-            #expect(text.contains("sync onto queue 'test.misuse.outer'"), "\(text)")
+            // A hang ends here, with a normal exit: the test then fails.
+            _ = done.wait(timeout: .now() + 3)
         }
+        let text = result?.standardErrorText ?? ""
+        #expect(text.contains("sync onto queue 'test.misuse.outer'"), "\(text)")
+    }
+
+    @Test func barrierSyncFromInsideTheSameConcurrentQueue() async {
+        let result = await #expect(processExitsWith: .signal(sigabrt), observing: [\.standardErrorContent]) {
+            let queue = DispatchQueue(label: "test.misuse.barrier-reentrant", attributes: .concurrent)
+            queue.sync { queue.sync(flags: .barrier) {} }
+        }
+        let text = result?.standardErrorText ?? ""
+        #expect(text.contains("sync onto queue 'test.misuse.barrier-reentrant'"), "\(text)")
     }
 
     @Test func semaphoreReleasedBelowItsStartingValue() async {

@@ -108,6 +108,14 @@ private func observe<T>(submitter: DispatchQoS.QoSClass,
             == priority(.userInteractive))
     }
 
+    @Test func deprecatedGlobalPrioritiesMapToQoSClasses() {
+        #expect(DispatchQueue.global(priority: .high) === DispatchQueue.global(qos: .userInitiated))
+        #expect(DispatchQueue.global(priority: .default) === DispatchQueue.global(qos: .default))
+        #expect(DispatchQueue.global(priority: .low) === DispatchQueue.global(qos: .utility))
+        #expect(DispatchQueue.global(priority: .background) === DispatchQueue.global(qos: .background))
+        #expect(DispatchQueue.global(qos: .unspecified) === DispatchQueue.global())
+    }
+
     @Test func theQueueQoSIsInheritedFromTargets() {
         let child = DispatchQueue(label: "test.qos.child", target: utility)
         let grandchild = DispatchQueue(label: "test.qos.grandchild", target: child)

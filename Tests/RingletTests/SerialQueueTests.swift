@@ -164,9 +164,7 @@ import Testing
         }
         #expect(waited(done))
         #expect(result.values == [5])
-        withKnownIssue("Ringlet bug: sync replaces the thread's current queue, so the queue whose item called sync is no longer seen as held") {
-            #expect(outerHeld.values == [true])
-        }
+        #expect(outerHeld.values == [true], "the queue whose item called sync is no longer seen as held")
     }
 
     @Test func asyncAndSyncInterleaveInOrder() {
