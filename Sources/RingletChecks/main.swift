@@ -166,15 +166,20 @@ harness.run("an idle pool makes no wakeups") {
     let group = DispatchGroup()
     for _ in 0..<16 { DispatchQueue.global().async(group: group) { } }
     if group.wait(timeout: timeout) != .success { return "timed out" }
-    // Let every worker finish parking (bounded), then watch the idle pool.
+    // Let every worker finish parking: all listed as parked, and their switch count
+    // steady for 50 ms (a thread is listed just before its futex sleep). Bounded.
     var before = Runtime.statistics
     var settled = false
-    for _ in 0..<200 {
-        if before.parkedThreads == before.workers + before.reserve { settled = true; break }
-        _ = DispatchSemaphore(value: 0).wait(timeout: .now() + .milliseconds(5))
-        before = Runtime.statistics
+    for _ in 0..<40 {
+        _ = DispatchSemaphore(value: 0).wait(timeout: .now() + .milliseconds(50))
+        let now = Runtime.statistics
+        if now.parkedThreads == now.workers + now.reserve && now.poolContextSwitches == before.poolContextSwitches {
+            settled = true
+            break
+        }
+        before = now
     }
-    if !settled { return "the pool never parked (\(before.parkedThreads) parked)" }
+    if !settled { return "the pool never settled (\(before.parkedThreads) parked)" }
     _ = DispatchSemaphore(value: 0).wait(timeout: .now() + .milliseconds(300))
     let after = Runtime.statistics
     if before.poolContextSwitches < 0 { return nil }  // no /proc: nothing to measure

@@ -43,9 +43,7 @@ import Testing
     /// "A higher-QoS item submitted to a serial queue raises the QoS at which that
     /// queue drains until the item has run": not beyond it.
     @Test func theRaiseEndsAtTheRaisingItem() async {
-        await withKnownIssue("Ringlet bug: a high-band drainer keeps running the queue's background items after the raising item") {
-            await #expect(processExitsWith: .success) { QoSSchedulingScenarios.raiseEndsAtTheRaisingItem() }
-        }
+        await #expect(processExitsWith: .success) { QoSSchedulingScenarios.raiseEndsAtTheRaisingItem() }
     }
 }
 

@@ -51,7 +51,8 @@ extension DispatchQueue {
             // producer pushing meanwhile is never held up for long.
             let detached = fifo.removeAll()
             var chain = detached.first
-            let detachedPriority = pendingMaxPriority
+            var detachedPriority = pendingMaxPriority
+            let marker = overrideMarker
             pendingMaxPriority = .lowest
             overrideMarker = nil
             var ran = 0
@@ -60,9 +61,19 @@ extension DispatchQueue {
             var stop = false
             while let node = chain {
                 chain = node.pointee.next
+                let passedMarker = node == marker
                 NodeRunner.run(node, from: self, context: context)
                 ran += 1
-                guard chain != nil else { break }
+                guard let rest = chain else { break }
+                if passedMarker {
+                    // The item that raised the queue has run: the raise ends here
+                    // (GCD). What is left goes back to a worker of its own band.
+                    detachedPriority = Self.highestPriority(startingAt: rest)
+                    if topLevel, let band, !band.indices.contains(RunQueueIndex.of(detachedPriority)) {
+                        stop = true
+                        break
+                    }
+                }
                 if stopRequested.load(ordering: .acquiring)
                     || (topLevel && shouldYield(index: index, band: band, scheduler: scheduler)) {
                     stop = true
@@ -90,6 +101,20 @@ extension DispatchQueue {
             }
             if shouldYield(index: index, band: band, scheduler: scheduler) { return }
         }
+    }
+
+    /// The most urgent priority in a detached chain (scans at most 256 nodes; a
+    /// longer chain is assumed as urgent as its most urgent part seen so far, or
+    /// userInteractive when nothing was seen).
+    private static func highestPriority(startingAt first: WorkNodeRef) -> QoSPriority {
+        var highest = QoSPriority.lowest
+        var scanned = 0
+        for node in NodeFIFO.nodes(startingAt: first) {
+            if scanned == 256 { return max(highest, QoSPriority(.userInteractive)) }
+            if node.pointee.priority > highest { highest = node.pointee.priority }
+            scanned += 1
+        }
+        return highest
     }
 
     /// The queue ran dry: keep its slot and spin up to `spinMicroseconds` for another

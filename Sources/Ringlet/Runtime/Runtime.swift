@@ -54,6 +54,13 @@ public final class Runtime: @unchecked Sendable {
     /// locks briefly; fine to call once a second, not per item.
     public static var statistics: RuntimeStatistics { shared.statistics }
 
+    /// Pool threads are named ringlet-wN (workers) and ringlet-rN (reserve).
+    private var poolContextSwitches: Int {
+        guard let workers = ThreadControl.contextSwitches(threadsNamed: "ringlet-w"),
+              let reserve = ThreadControl.contextSwitches(threadsNamed: "ringlet-r") else { return -1 }
+        return workers + reserve
+    }
+
     public var statistics: RuntimeStatistics {
         let snapshot = scheduler.snapshot()
         let totals = CounterRegistry.shared.totals()
@@ -67,7 +74,7 @@ public final class Runtime: @unchecked Sendable {
             workNodesInUse: pool.inUse, workNodesPeak: pool.peakInUse,
             workNodeCapacity: pool.capacity, workNodeExhaustionWaits: pool.exhaustionWaits,
             processThreads: ThreadControl.processThreadCount ?? -1,
-            poolContextSwitches: ThreadControl.contextSwitches(threadsNamed: "ringlet-") ?? -1)
+            poolContextSwitches: poolContextSwitches)
     }
 }
 

@@ -41,8 +41,8 @@ public struct RuntimeStatistics: Sendable {
     public let parkedThreads: Int
     /// Nodes waiting in the root run queues, per QoS (plain items and queue wake-ups).
     public let runnablePerQoS: QoSCounts
-    /// Items submitted (`async`, work items) and not yet run, in every queue, per
-    /// the QoS they will run at.
+    /// Items submitted (`async`, work items) and not yet finished — waiting in any
+    /// queue or running — per the QoS they run at.
     public let pendingPerQoS: QoSCounts
     /// Items run since start, per the QoS they ran at.
     public let itemsRunPerQoS: QoSCounts

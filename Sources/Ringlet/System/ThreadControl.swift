@@ -34,7 +34,7 @@ enum ThreadControl {
     }
 
     /// Context switches summed over this process's threads whose names start with
-    /// `prefix` ("ringlet-" for the pool), or nil when /proc is unreadable.
+    /// `prefix`, or nil when /proc is unreadable.
     static func contextSwitches(threadsNamed prefix: String) -> Int? {
         var bytes = prefix.utf8CString
         let total = bytes.withUnsafeMutableBufferPointer { rl_context_switches($0.baseAddress) }
