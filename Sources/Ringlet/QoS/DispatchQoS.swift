@@ -188,6 +188,7 @@ struct QoSPriority: Comparable, Hashable, Sendable {
     }
 
     /// The class part.
+    @inline(__always)
     var level: QoSLevel {
         // The initialiser only stores levels 0...5 here.
         QoSLevel(rawValue: Int(rawValue >> 4)) ?? .userInteractive

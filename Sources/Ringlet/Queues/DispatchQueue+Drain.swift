@@ -56,6 +56,7 @@ extension DispatchQueue {
             pendingMaxPriority = .lowest
             overrideMarker = nil
             var ran = 0
+            var untilBatchEnd = batch
             running = 1
             lock.unlock()
             var stop = false
@@ -81,9 +82,13 @@ extension DispatchQueue {
                 }
                 // A full batch: go on only when nothing else waits at this level or
                 // above (fairness between queues of one QoS).
-                if ran % batch == 0 && (!topLevel || scheduler.hasWork(atOrAbove: index, for: band)) {
-                    stop = true
-                    break
+                untilBatchEnd -= 1
+                if untilBatchEnd == 0 {
+                    untilBatchEnd = batch
+                    if !topLevel || scheduler.hasWork(atOrAbove: index, for: band) {
+                        stop = true
+                        break
+                    }
                 }
             }
             lock.lock()
@@ -126,13 +131,14 @@ extension DispatchQueue {
         let seen = pushCount.load(ordering: .relaxed)
         running = 1
         lock.unlock()
+        // Look at the shared counter with growing gaps (1, 2, 4 ... 32 pauses): every look
+        // pulls the cache line the producer writes on each push away from it.
         let end = MonotonicClock.nanoseconds &+ UInt64(spin) &* 1000
-        spinning: while true {
-            for _ in 0..<32 {
-                if pushCount.load(ordering: .relaxed) != seen { break spinning }
-                rl_cpu_relax()
-            }
-            if MonotonicClock.nanoseconds >= end { break }
+        var pauses = 1
+        while true {
+            for _ in 0..<pauses { rl_cpu_relax() }
+            if pushCount.load(ordering: .relaxed) != seen || MonotonicClock.nanoseconds >= end { break }
+            pauses = min(pauses * 2, 32)
         }
         lock.lock()
         running = 0
@@ -181,7 +187,7 @@ enum NodeRunner {
             let block = node.pointee.takeBlock()!
             let group = node.pointee.takeGroup()
             release(node, context)
-            let saved = context.enter(queue ?? RootQueues.shared.queue(for: priority.level), at: priority)
+            let saved = context.enter(owner(queue, priority), at: priority)
             block()
             context.restore(saved)
             context.counters.countRan(priority.level)
@@ -190,7 +196,7 @@ enum NodeRunner {
             let item = unsafeDowncast(node.pointee.takeObject().unsafelyUnwrapped, to: DispatchWorkItem.self)
             let group = node.pointee.takeGroup()
             release(node, context)
-            let saved = context.enter(queue ?? RootQueues.shared.queue(for: priority.level), at: priority)
+            let saved = context.enter(owner(queue, priority), at: priority)
             item.invokeFromQueue()
             context.restore(saved)
             context.counters.countRan(priority.level)
@@ -213,9 +219,19 @@ enum NodeRunner {
     private static func runLentClosure(_ block: () -> Void, queue: DispatchQueue?, priority: QoSPriority,
                                        context: ThreadContext, node: WorkNodeRef) {
         release(node, context)
-        let saved = context.enter(queue ?? RootQueues.shared.queue(for: priority.level), at: priority)
+        let saved = context.enter(owner(queue, priority), at: priority)
         block()
         context.restore(saved)
+    }
+
+    /// The queue an item runs on, unretained: the draining queue (kept alive by its
+    /// token) or, for a node from a root run queue, the global queue of its QoS. A
+    /// retain here would write the queue's reference count, a cache line its
+    /// producers write too.
+    @inline(__always)
+    private static func owner(_ queue: DispatchQueue?, _ priority: QoSPriority) -> Unmanaged<DispatchQueue> {
+        if let queue { return Unmanaged.passUnretained(queue) }
+        return RootQueues.shared.unmanagedQueue(for: priority.level)
     }
 
     @inline(__always)

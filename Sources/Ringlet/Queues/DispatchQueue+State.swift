@@ -27,9 +27,12 @@ extension DispatchQueue {
 
     /// Whether a drainer may take the head of the FIFO now.
     var canTakeHeadLocked: Bool {
+        // `running` first: while a drainer runs a serial queue this answers without
+        // touching the head node, which the drainer's core owns.
+        if running >= width { return false }
         guard !isSuspendedLocked, let head = fifo.head, !barrierRunning else { return false }
         if head.pointee.isBarrier { return running == 0 }
-        return running < width
+        return true
     }
 
     /// Work of this queue waits (for the deadlock report). Takes the lock.

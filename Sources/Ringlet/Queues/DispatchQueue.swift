@@ -165,6 +165,7 @@ public final class DispatchQueue: DispatchObject, @unchecked Sendable {
 final class RootQueues: @unchecked Sendable {
     static let shared = RootQueues()
     let queues: [DispatchQueue]
+    let unmanagedQueues: [Unmanaged<DispatchQueue>]
     let main: DispatchQueue
 
     private init() {
@@ -173,11 +174,18 @@ final class RootQueues: @unchecked Sendable {
                           qos: DispatchQoS(qosClass: level.qosClass, relativePriority: 0),
                           target: nil, inactive: false)
         }
+        unmanagedQueues = queues.map { Unmanaged.passUnretained($0) }
         main = DispatchQueue(label: "com.apple.main-thread", kind: .main, qos: .userInteractive,
                              target: nil, inactive: false)
     }
 
     func queue(for level: QoSLevel) -> DispatchQueue {
         queues[level == .unspecified ? QoSLevel.default.rawValue : level.rawValue]
+    }
+
+    /// The same, without a retain (the global queues live as long as the process).
+    @inline(__always)
+    func unmanagedQueue(for level: QoSLevel) -> Unmanaged<DispatchQueue> {
+        unmanagedQueues[level == .unspecified ? QoSLevel.default.rawValue : level.rawValue]
     }
 }

@@ -111,9 +111,9 @@ final class ThreadContext {
     /// Marks the thread as running work of `queue` at `priority` (no retain: the
     /// caller keeps `queue` alive until `restore`).
     @inline(__always)
-    func enter(_ queue: DispatchQueue, at priority: QoSPriority) -> SavedState {
+    func enter(_ queue: Unmanaged<DispatchQueue>, at priority: QoSPriority) -> SavedState {
         let saved = SavedState(queue: currentQueueReference, priority: currentPriority)
-        currentQueueReference = Unmanaged.passUnretained(queue)
+        currentQueueReference = queue
         currentPriority = priority
         return saved
     }

@@ -19,9 +19,12 @@ extension DispatchQueue {
         let configuration = Runtime.shared.configuration
         let bandWorkers = priority.level >= .default
             ? configuration.workers - configuration.lowQoSWorkers : configuration.lowQoSWorkers
-        let helpers = min(iterations - 1, max(bandWorkers - (context.worker == nil ? 0 : 1), 0))
+        // One participant per core at most (the caller is one): more threads than
+        // cores only take turns on them.
+        let participants = min(bandWorkers, configuration.cores, iterations)
+        let helpers = max(participants - 1, 0)
         withoutActuallyEscaping(work) { escapable in
-            let state = PerformState(iterations: iterations, work: escapable)
+            let state = PerformState(iterations: iterations, participants: helpers + 1, work: escapable)
             let root = DispatchQueue.global(qos: priority.level.qosClass)
             for _ in 0..<helpers {
                 let node = Runtime.shared.pool.allocate(kind: .block, priority: priority,
@@ -37,6 +40,9 @@ extension DispatchQueue {
 /// Shared by the caller and the helpers of one `concurrentPerform`.
 private final class PerformState: @unchecked Sendable {
     private let iterations: Int
+    /// Indices claimed per atomic operation: about 16 claims per participant, so
+    /// the shared counter is touched rarely and the last claims still balance.
+    private let chunk: Int
     private let next = Atomic<Int>(0)
     private let lock = FutexLock()
     private let finished = FutexEvent()
@@ -45,8 +51,9 @@ private final class PerformState: @unchecked Sendable {
     private var completed = 0
     private var active = 0
 
-    init(iterations: Int, work: @escaping (Int) -> Void) {
+    init(iterations: Int, participants: Int, work: @escaping (Int) -> Void) {
         self.iterations = iterations
+        chunk = max(1, iterations / (participants * 16))
         self.work = work
     }
 
@@ -79,10 +86,11 @@ private final class PerformState: @unchecked Sendable {
         lock.unlock()
         var done = 0
         while true {
-            let index = next.wrappingAdd(1, ordering: .relaxed).oldValue
-            if index >= iterations { break }
-            work(index)
-            done += 1
+            let start = next.wrappingAdd(chunk, ordering: .relaxed).oldValue
+            if start >= iterations { break }
+            let end = min(start + chunk, iterations)
+            for index in start..<end { work(index) }
+            done += end - start
         }
         return done
     }
