@@ -15,6 +15,8 @@ final class WorkNodePool: @unchecked Sendable {
     let capacity: Int
     /// Most nodes a thread caches; it returns half when it holds more.
     let cacheLimit: Int
+    /// Free nodes needed before waiting submitters are woken.
+    let wakeThreshold: Int
     private let storage: UnsafeMutablePointer<WorkNode>
     private let lock = FutexLock()
     private let freed = FutexEvent()
@@ -36,6 +38,7 @@ final class WorkNodePool: @unchecked Sendable {
         precondition(capacity > 0)
         self.capacity = capacity
         cacheLimit = max(2, min(128, capacity / 64))
+        wakeThreshold = max(cacheLimit / 2, min(capacity / 16, 4096))
         storage = .allocate(capacity: capacity)
         freeChains.reserveCapacity(capacity / max(1, cacheLimit / 2) + 64)
     }
@@ -108,7 +111,10 @@ final class WorkNodePool: @unchecked Sendable {
         }
         context.nodeCacheCount -= returned
         outstanding -= returned
-        let wake = waiters > 0
+        // Hysteresis: a submitter waiting for the pool is woken once a good share is
+        // free, not for every returned chain, so a producer that outpaces its queue
+        // sleeps and wakes once per thousands of items instead of once per chain.
+        let wake = waiters > 0 && capacity - outstanding >= wakeThreshold
         lock.unlock()
         if wake { freed.post(wake: Int32.max) }
     }
