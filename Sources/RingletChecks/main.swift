@@ -187,5 +187,31 @@ harness.run("an idle pool makes no wakeups") {
     return woke == 0 ? nil : "idle pool threads switched \(woke) times in 300 ms"
 }
 
-print("\(harness.passed) passed, \(harness.failed) failed")
-if harness.failed > 0 { Runtime.exit(status: 1) }
+// The main queue: drained by the main thread inside dispatchMain(), which never
+// returns; the last check ends the program from a main-queue item.
+// `DispatchQueue.main` is bound to a local once: in Embedded mode, Swift 6.3's type
+// checker crashes on `DispatchQueue.main.async { }` written inside a closure in
+// top-level code (see README, "Embedded Swift").
+let mainQueue = DispatchQueue.main
+let mainQueueChecks = DispatchGroup()
+let mainRecorder = Recorder()
+mainQueueChecks.enter()
+DispatchQueue.global().async {
+    // Submitted from a worker: FIFO on the main thread, and sync from a worker runs there too.
+    for i in 0..<100 { mainQueue.async { mainRecorder.append(i) } }
+    let onMain: Bool = mainQueue.sync {
+        dispatchPrecondition(condition: .onQueue(mainQueue))
+        return true
+    }
+    mainRecorder.append(onMain ? 1000 : -1)
+    mainQueueChecks.leave()
+}
+mainQueueChecks.notify(queue: mainQueue) {
+    harness.run("dispatchMain drains the main queue in order; main.sync from a worker runs on it") {
+        let values = mainRecorder.snapshot
+        return values == Array(0..<100) + [1000] ? nil : "main queue saw \(values.count) values out of order"
+    }
+    print("\(harness.passed) passed, \(harness.failed) failed")
+    Runtime.exit(status: harness.failed > 0 ? 1 : 0)
+}
+dispatchMain()

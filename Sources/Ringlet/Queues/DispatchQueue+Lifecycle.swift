@@ -1,3 +1,4 @@
+import Synchronization
 extension DispatchQueue {
     /// Suspends the queue: items already running finish, no further item starts until
     /// a matching `resume()`. Counted. A no-op on global queues (as in GCD).
@@ -89,7 +90,7 @@ extension DispatchQueue {
 
     /// The global queue for a deprecated priority (high → userInitiated, default →
     /// default, low → utility, background → background).
-    public class func global(priority: GlobalQueuePriority) -> DispatchQueue {
+    public static func global(priority: GlobalQueuePriority) -> DispatchQueue {
         switch priority {
         case .high: return global(qos: .userInitiated)
         case .default: return global(qos: .default)

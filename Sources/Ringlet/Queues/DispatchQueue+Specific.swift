@@ -39,7 +39,7 @@ extension DispatchQueue {
 
     /// The value for `key` on the queue the caller runs on, else on the nearest
     /// queue up its target hierarchy; nil outside any queue.
-    public class func getSpecific<T>(key: DispatchSpecificKey<T>) -> T? {
+    public static func getSpecific<T>(key: DispatchSpecificKey<T>) -> T? {
         var queue = ThreadContext.current.currentQueue
         if queue == nil, ThreadContext.current.isMainThread { queue = DispatchQueue.main }
         while let current = queue {

@@ -1,3 +1,4 @@
+import Synchronization
 /// The queue state machine: pushing nodes, waking the queue up in its target, and
 /// draining it. All `...Locked` functions run with `lock` held.
 ///

@@ -153,12 +153,12 @@ public final class DispatchQueue: DispatchObject, @unchecked Sendable {
 
     /// The global concurrent queue of `qos`. Its items run at that QoS, except that
     /// the default queue lets items keep the QoS they bring (GCD's rule).
-    public class func global(qos: DispatchQoS.QoSClass = .default) -> DispatchQueue {
+    public static func global(qos: DispatchQoS.QoSClass = .default) -> DispatchQueue {
         RootQueues.shared.queue(for: qos.level)
     }
 
     /// The queue bound to the main thread, drained by `dispatchMain()`.
-    public class var main: DispatchQueue { RootQueues.shared.main }
+    public static var main: DispatchQueue { RootQueues.shared.main }
 }
 
 /// The global queues and the main queue, created once.

@@ -7,7 +7,7 @@ extension DispatchQueue {
     /// there is never more than one call per worker.
     ///
     /// Cost: one node per helper worker; no allocation per iteration.
-    public class func concurrentPerform(iterations: Int, execute work: (Int) -> Void) {
+    public static func concurrentPerform(iterations: Int, execute work: (Int) -> Void) {
         if iterations <= 0 { return }
         if iterations == 1 {
             work(0)
