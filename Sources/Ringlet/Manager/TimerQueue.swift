@@ -1,0 +1,172 @@
+/// The manager's timer structure: coalescing windows on a monotonic nanosecond
+/// clock, with no clock of its own (callers pass `now`), so tests run on virtual time.
+///
+/// Every timer has a window [deadline, deadline + leeway]. The structure answers
+/// one question — when must the manager next wake? — with the latest instant that
+/// still serves the earliest-ending window: that window's end. At that instant it
+/// fires every timer whose window contains it (DESIGN.md principle 6). Timers never
+/// fire before their deadline, and a wake-up serves as many timers as possible.
+///
+/// Two binary heaps index the timers, one by window end (when to wake) and one by
+/// deadline (which windows contain the wake instant). Entries removed or rescheduled
+/// stay in the heaps until they reach the top (lazy deletion, checked by generation),
+/// so every operation is O(log n) and nothing allocates once the arrays have grown.
+struct TimerQueue {
+    /// A timer's identity: its slot and the generation that slot had when scheduled.
+    struct Handle: Equatable {
+        let slot: Int
+        let generation: UInt32
+    }
+
+    /// One armed timer.
+    struct Entry {
+        var deadline: UInt64
+        var leeway: UInt64
+        /// 0: one-shot.
+        var interval: UInt64
+        var generation: UInt32
+        var armed: Bool
+    }
+
+    /// What `fire(at:)` reports for each timer whose window contained the instant.
+    struct Firing: Equatable {
+        let handle: Handle
+        /// The deadline that fired.
+        let deadline: UInt64
+        /// Intervals that elapsed (1 for a one-shot; more when the manager woke late
+        /// or a repeating timer's window was missed): what GCD adds to `data`.
+        let count: UInt64
+    }
+
+    private var entries: [Entry] = []
+    private var freeSlots: [Int] = []
+    private var byEnd = MinHeap()
+    private var byDeadline = MinHeap()
+    private(set) var armedCount = 0
+
+    /// Arms a timer; `leeway` is the (policy-adjusted) width of its window.
+    mutating func schedule(deadline: UInt64, leeway: UInt64, interval: UInt64) -> Handle {
+        let slot: Int
+        if let reused = freeSlots.popLast() {
+            slot = reused
+            entries[slot].generation &+= 1
+            entries[slot].deadline = deadline
+            entries[slot].leeway = leeway
+            entries[slot].interval = interval
+            entries[slot].armed = true
+        } else {
+            slot = entries.count
+            entries.append(Entry(deadline: deadline, leeway: leeway, interval: interval, generation: 0, armed: true))
+        }
+        armedCount += 1
+        index(slot)
+        return Handle(slot: slot, generation: entries[slot].generation)
+    }
+
+    /// Disarms a timer; a stale handle (already cancelled or reused) is ignored.
+    mutating func cancel(_ handle: Handle) {
+        guard isLive(handle) else { return }
+        entries[handle.slot].armed = false
+        entries[handle.slot].generation &+= 1
+        freeSlots.append(handle.slot)
+        armedCount -= 1
+    }
+
+    func isLive(_ handle: Handle) -> Bool {
+        handle.slot < entries.count && entries[handle.slot].armed
+            && entries[handle.slot].generation == handle.generation
+    }
+
+    /// The instant the manager must wake at: the end of the earliest-ending window,
+    /// or nil when no timer is armed (then nothing wakes at all).
+    mutating func nextWake() -> UInt64? {
+        dropStale(&byEnd)
+        return byEnd.top?.key
+    }
+
+    /// Fires every timer whose window contains `now` (its deadline is at or before
+    /// `now`). One-shots are disarmed; repeating timers move to the first deadline
+    /// after `now` on their original phase (no drift), counting the intervals passed.
+    mutating func fire(at now: UInt64) -> [Firing] {
+        var fired: [Firing] = []
+        while true {
+            dropStale(&byDeadline)
+            guard let top = byDeadline.top, top.key <= now else { break }
+            _ = byDeadline.pop()
+            let slot = top.slot
+            let entry = entries[slot]
+            let handle = Handle(slot: slot, generation: entry.generation)
+            if entry.interval == 0 {
+                fired.append(Firing(handle: handle, deadline: entry.deadline, count: 1))
+                cancel(handle)
+            } else {
+                let missed = (now - entry.deadline) / entry.interval
+                fired.append(Firing(handle: handle, deadline: entry.deadline, count: missed + 1))
+                entries[slot].deadline = entry.deadline &+ (missed + 1) &* entry.interval
+                entries[slot].generation &+= 1
+                index(slot)
+            }
+        }
+        return fired
+    }
+
+    private mutating func index(_ slot: Int) {
+        let entry = entries[slot]
+        let end = entry.deadline &+ entry.leeway
+        byEnd.push(key: end < entry.deadline ? UInt64.max : end, slot: slot, generation: entry.generation)
+        byDeadline.push(key: entry.deadline, slot: slot, generation: entry.generation)
+    }
+
+    private func dropStale(_ heap: inout MinHeap) {
+        while let top = heap.top {
+            let entry = entries[top.slot]
+            if entry.armed && entry.generation == top.generation { return }
+            _ = heap.pop()
+        }
+    }
+}
+
+/// A binary min-heap of (key, slot, generation), the index behind `TimerQueue`.
+struct MinHeap {
+    struct Item {
+        let key: UInt64
+        let slot: Int
+        let generation: UInt32
+    }
+
+    private var items: [Item] = []
+
+    var top: Item? { items.first }
+    var count: Int { items.count }
+
+    mutating func push(key: UInt64, slot: Int, generation: UInt32) {
+        items.append(Item(key: key, slot: slot, generation: generation))
+        var child = items.count - 1
+        while child > 0 {
+            let parent = (child - 1) / 2
+            if items[parent].key <= items[child].key { break }
+            items.swapAt(parent, child)
+            child = parent
+        }
+    }
+
+    mutating func pop() -> Item? {
+        guard !items.isEmpty else { return nil }
+        let first = items[0]
+        let last = items.removeLast()
+        if !items.isEmpty {
+            items[0] = last
+            var parent = 0
+            while true {
+                let left = 2 * parent + 1, right = left + 1
+                var smallest = parent
+                if left < items.count && items[left].key < items[smallest].key { smallest = left }
+                if right < items.count && items[right].key < items[smallest].key { smallest = right }
+                if smallest == parent { break }
+                items.swapAt(parent, smallest)
+                parent = smallest
+            }
+        }
+        return first
+    }
+}

@@ -1,0 +1,137 @@
+import Testing
+@testable import Ringlet
+
+/// The manager's timer structure on virtual time: exact firing instants, never
+/// early, coalescing, phase kept, missed intervals counted.
+@Suite struct TimerQueueTests {
+    private let ms: UInt64 = 1_000_000
+
+    /// Drives a queue the way the manager does: wake at `nextWake`, fire, repeat.
+    private func run(_ queue: inout TimerQueue, until end: UInt64) -> [(at: UInt64, fired: [TimerQueue.Firing])] {
+        var wakes: [(UInt64, [TimerQueue.Firing])] = []
+        while let wake = queue.nextWake(), wake <= end {
+            wakes.append((wake, queue.fire(at: wake)))
+        }
+        return wakes
+    }
+
+    @Test func anEmptyQueueNeverWakes() {
+        var queue = TimerQueue()
+        #expect(queue.nextWake() == nil)
+        #expect(queue.fire(at: 1_000 * ms).isEmpty)
+    }
+
+    @Test func wakesAtTheEndOfTheEarliestWindowAndFiresEveryWindowContainingIt() {
+        var queue = TimerQueue()
+        let a = queue.schedule(deadline: 100 * ms, leeway: 50 * ms, interval: 0)  // [100, 150]
+        let b = queue.schedule(deadline: 120 * ms, leeway: 100 * ms, interval: 0) // [120, 220]
+        let c = queue.schedule(deadline: 160 * ms, leeway: 10 * ms, interval: 0)  // [160, 170]
+        #expect(queue.nextWake() == 150 * ms)
+        let first = queue.fire(at: 150 * ms)
+        #expect(first.map(\.handle) == [a, b])
+        #expect(queue.nextWake() == 170 * ms)
+        #expect(queue.fire(at: 170 * ms).map(\.handle) == [c])
+        #expect(queue.nextWake() == nil)
+    }
+
+    @Test func neverFiresBeforeADeadline() {
+        var queue = TimerQueue()
+        _ = queue.schedule(deadline: 100 * ms, leeway: 0, interval: 0)
+        _ = queue.schedule(deadline: 101 * ms, leeway: 1_000 * ms, interval: 0)
+        let wakes = run(&queue, until: 10_000 * ms)
+        for (at, fired) in wakes {
+            for firing in fired { #expect(firing.deadline <= at) }
+        }
+        #expect(wakes.map(\.at) == [100 * ms, 1_101 * ms])
+    }
+
+    @Test func repeatingTimersKeepTheirPhase() {
+        var queue = TimerQueue()
+        _ = queue.schedule(deadline: 10 * ms, leeway: 3 * ms, interval: 10 * ms)
+        let wakes = run(&queue, until: 55 * ms)
+        // Each fire happens at the window's end; the next deadline stays on the
+        // 10 ms grid instead of drifting by the leeway.
+        #expect(wakes.map(\.at) == [13 * ms, 23 * ms, 33 * ms, 43 * ms, 53 * ms])
+        #expect(wakes.flatMap(\.fired).map(\.deadline) == [10 * ms, 20 * ms, 30 * ms, 40 * ms, 50 * ms])
+    }
+
+    @Test func aLateWakeCountsTheMissedIntervals() {
+        var queue = TimerQueue()
+        let timer = queue.schedule(deadline: 10 * ms, leeway: 0, interval: 10 * ms)
+        // The manager was held up until 47 ms: 10, 20, 30 and 40 have passed.
+        let fired = queue.fire(at: 47 * ms)
+        #expect(fired == [TimerQueue.Firing(handle: fired[0].handle, deadline: 10 * ms, count: 4)])
+        #expect(fired[0].handle.slot == timer.slot)
+        #expect(queue.nextWake() == 50 * ms)
+    }
+
+    @Test func cancelledTimersNeverFireAndStaleHandlesAreIgnored() {
+        var queue = TimerQueue()
+        let a = queue.schedule(deadline: 10 * ms, leeway: 0, interval: 0)
+        let b = queue.schedule(deadline: 20 * ms, leeway: 0, interval: 0)
+        queue.cancel(a)
+        queue.cancel(a)
+        #expect(!queue.isLive(a))
+        // The slot is reused; the old handle must not cancel the new timer.
+        let c = queue.schedule(deadline: 30 * ms, leeway: 0, interval: 0)
+        #expect(c.slot == a.slot && c != a)
+        queue.cancel(a)
+        #expect(queue.isLive(c))
+        let wakes = run(&queue, until: 100 * ms)
+        #expect(wakes.flatMap(\.fired).map(\.handle) == [b, c])
+        #expect(queue.armedCount == 0)
+    }
+
+    @Test func twoThousandOneShotsAllFireOnce() {
+        var queue = TimerQueue()
+        var handles: [TimerQueue.Handle] = []
+        for index in 0..<2_000 {
+            handles.append(queue.schedule(deadline: UInt64(index % 97) * ms, leeway: UInt64(index % 7) * ms,
+                                          interval: 0))
+        }
+        let fired = run(&queue, until: 1_000 * ms).flatMap(\.fired)
+        #expect(fired.count == 2_000)
+        #expect(Set(fired.map(\.handle.slot)) == Set(handles.map(\.slot)))
+    }
+
+    /// The benchmark's workload on virtual time: 200 timers every 50 ms with 25 ms
+    /// leeway and scattered phases coalesce into about two wake-ups per period,
+    /// where Dispatch's ignored leeway costs one per timer per period.
+    @Test func coalescingTwoHundredTimers() {
+        var queue = TimerQueue()
+        for index in 0..<200 {
+            let phase = UInt64(index * 7919 % 50) * ms
+            _ = queue.schedule(deadline: 50 * ms + phase, leeway: 25 * ms, interval: 50 * ms)
+        }
+        let wakes = run(&queue, until: 3_050 * ms)
+        let fires = wakes.reduce(0) { $0 + $1.fired.count }
+        #expect(fires >= 200 * 59)
+        #expect(wakes.count <= 2 * 61, "\(wakes.count) wake-ups for \(fires) fires")
+        for (at, fired) in wakes {
+            for firing in fired { #expect(firing.deadline <= at && at <= firing.deadline + 25 * ms) }
+        }
+    }
+}
+
+@Suite struct TimerLeewayPolicyTests {
+    private let ms: UInt64 = 1_000_000
+    private let policy = TimerLeewayPolicy()
+
+    @Test func defaultAndHigherKeepWhatTheyAsked() {
+        for level in [QoSLevel.default, .userInitiated, .userInteractive, .unspecified] {
+            #expect(policy.leeway(requested: 1 * ms, period: 1_000 * ms, level: level, strict: false) == 1 * ms)
+        }
+    }
+
+    @Test func lowQoSIsWidenedToAFractionOfThePeriodCapped() {
+        #expect(policy.leeway(requested: 0, period: 1_000 * ms, level: .background, strict: false) == 100 * ms)
+        #expect(policy.leeway(requested: 0, period: 1_000 * ms, level: .utility, strict: false) == 50 * ms)
+        #expect(policy.leeway(requested: 0, period: 60_000 * ms, level: .background, strict: false) == 1_000 * ms)
+        #expect(policy.leeway(requested: 0, period: 60_000 * ms, level: .utility, strict: false) == 250 * ms)
+        #expect(policy.leeway(requested: 500 * ms, period: 1_000 * ms, level: .background, strict: false) == 500 * ms)
+    }
+
+    @Test func strictTimersAreNeverWidened() {
+        #expect(policy.leeway(requested: 0, period: 1_000 * ms, level: .background, strict: true) == 0)
+    }
+}
