@@ -6,6 +6,8 @@
 #include <fcntl.h>
 #include <liburing.h>
 #include <string.h>
+#include <stdlib.h>
+#include <sys/eventfd.h>
 #include <unistd.h>
 
 int rl_uring_probe(struct rl_uring_info *info) {
@@ -38,3 +40,119 @@ int rl_uring_disabled_sysctl(void) {
     close(fd);
     return n == 1 ? c - '0' : -1;
 }
+
+struct rl_ring {
+    struct io_uring ring;
+    // The kernel copies the timespec when it prepares a timeout, so one slot
+    // serves every rl_ring_prep_timeout call (io_timeout_prep, io_uring/timeout.c).
+    struct __kernel_timespec timeout;
+};
+
+rl_ring *rl_ring_create(unsigned int sq_entries, unsigned int cq_entries, unsigned int *setup_flags,
+                        unsigned int *features, int *error) {
+    static const unsigned int attempts[] = {
+        IORING_SETUP_SINGLE_ISSUER | IORING_SETUP_DEFER_TASKRUN,
+        IORING_SETUP_COOP_TASKRUN,
+        0,
+    };
+    rl_ring *ring = calloc(1, sizeof *ring);
+    if (!ring) { *error = -ENOMEM; return NULL; }
+    int r = -EINVAL;
+    for (unsigned int i = 0; i < sizeof attempts / sizeof attempts[0]; i++) {
+        struct io_uring_params params;
+        memset(&params, 0, sizeof params);
+        params.flags = attempts[i] | IORING_SETUP_CQSIZE;
+        params.cq_entries = cq_entries;
+        r = io_uring_queue_init_params(sq_entries, &ring->ring, &params);
+        if (r == 0) {
+            *setup_flags = attempts[i];
+            *features = params.features;
+            *error = 0;
+            return ring;
+        }
+        // Only an unknown flag (EINVAL) is worth another attempt; EPERM, ENOSYS or
+        // ENOMEM would fail the same way without it.
+        if (r != -EINVAL) break;
+    }
+    free(ring);
+    *error = r;
+    return NULL;
+}
+
+void rl_ring_destroy(rl_ring *ring) {
+    io_uring_queue_exit(&ring->ring);
+    free(ring);
+}
+
+static struct io_uring_sqe *rl_ring_sqe(rl_ring *ring) {
+    struct io_uring_sqe *sqe = io_uring_get_sqe(&ring->ring);
+    if (!sqe) {
+        io_uring_submit(&ring->ring);
+        sqe = io_uring_get_sqe(&ring->ring);
+    }
+    return sqe;
+}
+
+int rl_ring_prep_timeout(rl_ring *ring, unsigned long long deadline_ns, unsigned long long user_data) {
+    struct io_uring_sqe *sqe = rl_ring_sqe(ring);
+    if (!sqe) return -EBUSY;
+    ring->timeout.tv_sec = (long long)(deadline_ns / 1000000000ULL);
+    ring->timeout.tv_nsec = (long long)(deadline_ns % 1000000000ULL);
+    io_uring_prep_timeout(sqe, &ring->timeout, 0, IORING_TIMEOUT_ABS);
+    io_uring_sqe_set_data64(sqe, user_data);
+    return 0;
+}
+
+int rl_ring_prep_timeout_remove(rl_ring *ring, unsigned long long target, unsigned long long user_data) {
+    struct io_uring_sqe *sqe = rl_ring_sqe(ring);
+    if (!sqe) return -EBUSY;
+    io_uring_prep_timeout_remove(sqe, target, 0);
+    io_uring_sqe_set_data64(sqe, user_data);
+    return 0;
+}
+
+int rl_ring_prep_read(rl_ring *ring, int fd, void *buffer, unsigned int length, unsigned long long offset,
+                      unsigned long long user_data) {
+    struct io_uring_sqe *sqe = rl_ring_sqe(ring);
+    if (!sqe) return -EBUSY;
+    io_uring_prep_read(sqe, fd, buffer, length, offset);
+    io_uring_sqe_set_data64(sqe, user_data);
+    return 0;
+}
+
+int rl_ring_submit_and_wait(rl_ring *ring, unsigned int wait_nr) {
+    return io_uring_submit_and_wait(&ring->ring, wait_nr);
+}
+
+int rl_ring_next_completion(rl_ring *ring, unsigned long long *user_data, int *result, unsigned int *flags) {
+    struct io_uring_cqe *cqe;
+    if (io_uring_peek_cqe(&ring->ring, &cqe) != 0 || !cqe) return 0;
+    *user_data = io_uring_cqe_get_data64(cqe);
+    *result = cqe->res;
+    *flags = cqe->flags;
+    io_uring_cqe_seen(&ring->ring, cqe);
+    return 1;
+}
+
+unsigned int rl_ring_overflow_count(rl_ring *ring) {
+    return ring->ring.cq.koverflow ? *ring->ring.cq.koverflow : 0;
+}
+
+int rl_eventfd_create(void) {
+    int fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+    return fd < 0 ? -errno : fd;
+}
+
+int rl_eventfd_signal(int fd) {
+    unsigned long long one = 1;
+    for (;;) {
+        ssize_t n = write(fd, &one, sizeof one);
+        if (n == (ssize_t)sizeof one) return 0;
+        if (n < 0 && errno == EINTR) continue;
+        // EAGAIN: the counter is at its maximum, so a wake-up is already pending.
+        if (n < 0 && errno == EAGAIN) return 0;
+        return n < 0 ? -errno : -EIO;
+    }
+}
+
+void rl_close(int fd) { close(fd); }

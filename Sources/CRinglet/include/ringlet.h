@@ -137,6 +137,45 @@ int rl_uring_probe(struct rl_uring_info *info);
 /// The value of /proc/sys/kernel/io_uring_disabled (0, 1, 2), or -1 when absent.
 int rl_uring_disabled_sysctl(void);
 
+/// An io_uring owned by one thread (opaque).
+typedef struct rl_ring rl_ring;
+
+/// Setup flags, as the kernel defines them (io_uring_setup(2)).
+#define RL_RING_SINGLE_ISSUER (1U << 12)
+#define RL_RING_DEFER_TASKRUN (1U << 13)
+#define RL_RING_COOP_TASKRUN  (1U << 8)
+
+/// Creates a ring of `sq_entries` submissions and `cq_entries` completions, trying
+/// SINGLE_ISSUER|DEFER_TASKRUN, then COOP_TASKRUN, then no flag. Returns the ring,
+/// with the flags in force in *setup_flags and the kernel's IORING_FEAT_* bits in
+/// *features; or 0 with -errno of the last attempt in *error.
+rl_ring *rl_ring_create(unsigned int sq_entries, unsigned int cq_entries, unsigned int *setup_flags,
+                        unsigned int *features, int *error);
+void rl_ring_destroy(rl_ring *ring);
+/// Queues an IORING_OP_TIMEOUT that completes at `deadline_ns` on CLOCK_MONOTONIC
+/// (absolute). 0, or -EBUSY when the submission queue is full even after submitting.
+int rl_ring_prep_timeout(rl_ring *ring, unsigned long long deadline_ns, unsigned long long user_data);
+/// Queues the removal of the timeout queued with `target` (IORING_OP_TIMEOUT_REMOVE).
+int rl_ring_prep_timeout_remove(rl_ring *ring, unsigned long long target, unsigned long long user_data);
+/// Queues a read of up to `length` bytes from `fd` into `buffer` (IORING_OP_READ).
+int rl_ring_prep_read(rl_ring *ring, int fd, void *buffer, unsigned int length, unsigned long long offset,
+                      unsigned long long user_data);
+/// Submits what is queued and waits for at least `wait_nr` completions.
+/// Returns the number submitted, or -errno (EINTR, EBUSY, EAGAIN...).
+int rl_ring_submit_and_wait(rl_ring *ring, unsigned int wait_nr);
+/// Takes one completion if there is one: returns 1 and fills the outputs, or 0.
+int rl_ring_next_completion(rl_ring *ring, unsigned long long *user_data, int *result, unsigned int *flags);
+/// Completions the kernel dropped because the completion queue was full
+/// (IORING_FEAT_NODROP kernels keep them instead and report none here).
+unsigned int rl_ring_overflow_count(rl_ring *ring);
+
+/// An eventfd (EFD_CLOEXEC | EFD_NONBLOCK) for waking a ring's owner; -errno on failure.
+int rl_eventfd_create(void);
+/// Adds 1 to an eventfd (write(2)); 0 or -errno.
+int rl_eventfd_signal(int fd);
+/// Closes a file descriptor.
+void rl_close(int fd);
+
 #ifdef __cplusplus
 }
 #endif

@@ -15,7 +15,9 @@ public struct Errno: Error, Equatable, Hashable, Sendable {
     public static let permissionDenied = Errno(rawValue: 13) // EACCES
     public static let invalidArgument = Errno(rawValue: 22)  // EINVAL
     public static let notImplemented = Errno(rawValue: 38)   // ENOSYS
+    public static let timeExpired = Errno(rawValue: 62)      // ETIME (io_uring timeouts)
     public static let timedOut = Errno(rawValue: 110)        // ETIMEDOUT
+    public static let cancelled = Errno(rawValue: 125)       // ECANCELED
 
     /// The symbolic name (`"EPERM"`), or `"errno N"` for values Ringlet has no name for.
     public var name: String {
@@ -29,7 +31,9 @@ public struct Errno: Error, Equatable, Hashable, Sendable {
         case 13: return "EACCES"
         case 22: return "EINVAL"
         case 38: return "ENOSYS"
+        case 62: return "ETIME"
         case 110: return "ETIMEDOUT"
+        case 125: return "ECANCELED"
         default: return "errno \(rawValue)"
         }
     }

@@ -1,0 +1,112 @@
+import CRinglet
+
+/// An io_uring, the Swift side of `rl_ring_*`: created by the thread that will own
+/// it and used by that thread only (the manager thread, DESIGN.md principle 2).
+/// Submission helpers queue entries; `submitAndWait` hands them to the kernel.
+final class Ring {
+    /// A completion: the `userData` of the request and its result (>= 0, or -errno).
+    struct Completion: Equatable {
+        let userData: UInt64
+        let result: Int32
+        let flags: UInt32
+    }
+
+    private let handle: OpaquePointer
+    /// The setup flags the kernel accepted (`RL_RING_*`).
+    let setupFlags: UInt32
+    /// IORING_FEAT_* bits reported by io_uring_setup(2).
+    let features: UInt32
+
+    /// Creates a ring; the completion queue is at least 4× the submission queue.
+    /// Throws `RingUnavailable`, which names the cause and the fix.
+    init(submissionEntries: UInt32, completionEntries: UInt32) throws(RingUnavailable) {
+        if let injected = SyscallFaults.take(.ringSetup) {
+            throw RingUnavailable(errno: injected, ioUringDisabled: RingUnavailable.readDisabledSysctl())
+        }
+        var flags: UInt32 = 0, features: UInt32 = 0, error: Int32 = 0
+        guard let ring = rl_ring_create(submissionEntries, max(completionEntries, 4 * submissionEntries),
+                                        &flags, &features, &error) else {
+            throw RingUnavailable(errno: Errno(negated: error), ioUringDisabled: RingUnavailable.readDisabledSysctl())
+        }
+        handle = ring
+        setupFlags = flags
+        self.features = features
+    }
+
+    deinit { rl_ring_destroy(handle) }
+
+    /// Whether the kernel took SINGLE_ISSUER|DEFER_TASKRUN, COOP_TASKRUN, or neither.
+    var setupDescription: String {
+        if setupFlags & UInt32(RL_RING_DEFER_TASKRUN) != 0 { return "SINGLE_ISSUER|DEFER_TASKRUN" }
+        if setupFlags & UInt32(RL_RING_COOP_TASKRUN) != 0 { return "COOP_TASKRUN" }
+        return "no setup flags"
+    }
+
+    /// Queues a timeout completing at `deadline` (CLOCK_MONOTONIC nanoseconds).
+    func prepareTimeout(deadline: UInt64, userData: UInt64) throws(Errno) {
+        let r = rl_ring_prep_timeout(handle, deadline, userData)
+        if r < 0 { throw Errno(negated: r) }
+    }
+
+    /// Queues the removal of the timeout whose user data is `target`.
+    func prepareTimeoutRemove(target: UInt64, userData: UInt64) throws(Errno) {
+        let r = rl_ring_prep_timeout_remove(handle, target, userData)
+        if r < 0 { throw Errno(negated: r) }
+    }
+
+    /// Queues a read into `buffer`, which must stay valid until the completion.
+    func prepareRead(fd: Int32, into buffer: UnsafeMutableRawBufferPointer, offset: UInt64,
+                     userData: UInt64) throws(Errno) {
+        let r = rl_ring_prep_read(handle, fd, buffer.baseAddress, UInt32(buffer.count), offset, userData)
+        if r < 0 { throw Errno(negated: r) }
+    }
+
+    /// Submits what is queued and sleeps until `waitFor` completions are there.
+    /// EINTR (a signal) is retried; EBUSY/EAGAIN (completions to reap first) and
+    /// other errors are thrown for the owner to handle.
+    func submitAndWait(waitFor count: UInt32) throws(Errno) -> Int {
+        while true {
+            let r: Int32
+            if let injected = SyscallFaults.take(.ringSubmit) {
+                r = -injected.rawValue
+            } else {
+                r = rl_ring_submit_and_wait(handle, count)
+            }
+            if r >= 0 { return Int(r) }
+            let error = Errno(negated: r)
+            if error == .interrupted { continue }
+            throw error
+        }
+    }
+
+    /// Takes the next completion, or nil when none is waiting.
+    func nextCompletion() -> Completion? {
+        var userData: UInt64 = 0, result: Int32 = 0, flags: UInt32 = 0
+        guard rl_ring_next_completion(handle, &userData, &result, &flags) == 1 else { return nil }
+        return Completion(userData: userData, result: result, flags: flags)
+    }
+
+    /// Completions the kernel had to drop (only on kernels without IORING_FEAT_NODROP).
+    var droppedCompletions: UInt32 { rl_ring_overflow_count(handle) }
+}
+
+/// An eventfd other threads signal to wake the ring's owner (which keeps a read of
+/// it armed on the ring).
+struct EventFD {
+    let fd: Int32
+
+    init() throws(Errno) {
+        if let injected = SyscallFaults.take(.eventfdCreate) { throw injected }
+        let r = rl_eventfd_create()
+        if r < 0 { throw Errno(negated: r) }
+        fd = r
+    }
+
+    /// Adds 1 (a pending wake-up is kept, never lost). EBADF is a bug in Ringlet.
+    func signal() {
+        let r = rl_eventfd_signal(fd)
+        if r < 0 { ringletBug("eventfd \(fd) refused a wake-up: \(Errno(negated: r).name)") }
+    }
+
+    func close() { rl_close(fd) }
+}

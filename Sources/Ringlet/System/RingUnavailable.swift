@@ -1,0 +1,45 @@
+import CRinglet
+
+/// io_uring refused: the errno of io_uring_setup(2) and what the system says about
+/// it, turned into the cause and the fix (DESIGN.md principle 3).
+public struct RingUnavailable: Error, CustomStringConvertible {
+    public let errno: Errno
+    /// /proc/sys/kernel/io_uring_disabled: 0, 1, 2, or nil when the kernel lacks it.
+    public let ioUringDisabled: Int?
+
+    static func readDisabledSysctl() -> Int? {
+        let value = rl_uring_disabled_sysctl()
+        return value < 0 ? nil : Int(value)
+    }
+
+    /// What went wrong and how to fix it, in one paragraph.
+    public var description: String {
+        let prefix = "io_uring is not available (io_uring_setup failed with \(errno.name)): "
+        switch errno {
+        case .notImplemented:
+            return prefix + "this kernel has no io_uring (built without CONFIG_IO_URING, or older than 5.1). "
+                + "Ringlet needs Linux 5.10 or later with io_uring; use the board's stock kernel or enable it."
+        case .notPermitted, .permissionDenied:
+            if ioUringDisabled == 2 {
+                return prefix + "the sysctl kernel.io_uring_disabled is 2, which forbids io_uring for everyone. "
+                    + "Run `sysctl -w kernel.io_uring_disabled=0` as root (and set it in /etc/sysctl.d)."
+            }
+            if ioUringDisabled == 1 {
+                return prefix + "the sysctl kernel.io_uring_disabled is 1, which allows io_uring only to root and "
+                    + "the group in kernel.io_uring_group. Add this user to that group, or set the sysctl to 0."
+            }
+            return prefix + "a seccomp filter forbids io_uring_setup — the default profile of Docker, Podman and "
+                + "containerd does. Run the container with a seccomp profile that allows io_uring_setup, "
+                + "io_uring_enter and io_uring_register (for example --security-opt seccomp=unconfined)."
+        case .noMemory:
+            return prefix + "the ring's memory could not be locked: kernels before 5.12 charge it to "
+                + "RLIMIT_MEMLOCK. Raise it (`ulimit -l`, or LimitMEMLOCK= in the systemd unit) or lower "
+                + "'ringEntries' in the board profile."
+        case .invalidArgument:
+            return prefix + "the kernel rejected the ring's parameters; lower 'ringEntries' in the board profile "
+                + "(the kernel caps it at 32768) or use a newer kernel."
+        default:
+            return prefix + "an error Ringlet does not know how to fix; check `dmesg` and the kernel's io_uring support."
+        }
+    }
+}

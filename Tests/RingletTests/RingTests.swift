@@ -1,0 +1,127 @@
+import CRinglet
+import Testing
+@testable import Ringlet
+
+/// Whether this machine lets us create a ring; integration tests skip (with this
+/// reason) when it does not, e.g. in a container whose seccomp profile forbids it.
+enum RingAvailability {
+    static let refusal: RingUnavailable? = {
+        do throws(RingUnavailable) {
+            _ = try Ring(submissionEntries: 8, completionEntries: 32)
+            return nil
+        } catch {
+            return error
+        }
+    }()
+    static var works: Bool { refusal == nil }
+}
+
+/// The io_uring at the syscall boundary, on a real ring.
+@Suite(.serialized, .enabled(if: RingAvailability.works, "io_uring is refused here"))
+struct RingTests {
+    private let ms: UInt64 = 1_000_000
+
+    private func drain(_ ring: Ring) -> [Ring.Completion] {
+        var completions: [Ring.Completion] = []
+        while let completion = ring.nextCompletion() { completions.append(completion) }
+        return completions
+    }
+
+    @Test func createsARingWithTheBestSetupFlagsTheKernelTakes() throws {
+        let ring = try Ring(submissionEntries: 16, completionEntries: 16)
+        // Linux 6.1+ takes SINGLE_ISSUER|DEFER_TASKRUN; older kernels fall back.
+        #expect(["SINGLE_ISSUER|DEFER_TASKRUN", "COOP_TASKRUN", "no setup flags"].contains(ring.setupDescription))
+        #expect(ring.droppedCompletions == 0)
+    }
+
+    @Test func anAbsoluteTimeoutCompletesAtItsDeadlineNotBefore() throws {
+        let ring = try Ring(submissionEntries: 8, completionEntries: 32)
+        let deadline = MonotonicClock.nanoseconds + 20 * ms
+        try ring.prepareTimeout(deadline: deadline, userData: 7)
+        _ = try ring.submitAndWait(waitFor: 1)
+        let woke = MonotonicClock.nanoseconds
+        let completions = drain(ring)
+        #expect(completions == [Ring.Completion(userData: 7, result: -Errno.timeExpired.rawValue, flags: 0)])
+        #expect(woke >= deadline)
+    }
+
+    @Test func aRemovedTimeoutIsCancelled() throws {
+        let ring = try Ring(submissionEntries: 8, completionEntries: 32)
+        try ring.prepareTimeout(deadline: MonotonicClock.nanoseconds + 60_000 * ms, userData: 1)
+        _ = try ring.submitAndWait(waitFor: 0)
+        try ring.prepareTimeoutRemove(target: 1, userData: 2)
+        _ = try ring.submitAndWait(waitFor: 2)
+        let byData = Dictionary(uniqueKeysWithValues: drain(ring).map { ($0.userData, $0.result) })
+        #expect(byData[1] == -Errno.cancelled.rawValue)
+        #expect(byData[2] == 0)
+    }
+
+    @Test func anEventfdReadCompletesWhenAnotherThreadSignals() throws {
+        let ring = try Ring(submissionEntries: 8, completionEntries: 32)
+        let eventfd = try EventFD()
+        defer { eventfd.close() }
+        let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: 8, alignment: 8)
+        defer { buffer.deallocate() }
+        try ring.prepareRead(fd: eventfd.fd, into: buffer, offset: 0, userData: 3)
+        _ = try ring.submitAndWait(waitFor: 0)
+        #expect(ring.nextCompletion() == nil)
+        DispatchQueue.global().async { eventfd.signal() }
+        _ = try ring.submitAndWait(waitFor: 1)
+        #expect(drain(ring) == [Ring.Completion(userData: 3, result: 8, flags: 0)])
+        #expect(buffer.load(as: UInt64.self) == 1)
+    }
+
+    @Test func anInterruptedSubmitIsRetried() throws {
+        let ring = try Ring(submissionEntries: 8, completionEntries: 32)
+        try ring.prepareTimeout(deadline: MonotonicClock.nanoseconds + 1 * ms, userData: 9)
+        SyscallFaults.inject(.ringSubmit, .interrupted, count: 3)
+        defer { SyscallFaults.reset() }
+        _ = try ring.submitAndWait(waitFor: 1)
+        #expect(drain(ring).map(\.userData) == [9])
+    }
+
+    @Test func aBusyRingIsReportedToTheOwner() throws {
+        let ring = try Ring(submissionEntries: 8, completionEntries: 32)
+        SyscallFaults.inject(.ringSubmit, .tryAgain)
+        defer { SyscallFaults.reset() }
+        #expect(throws: Errno.tryAgain) { _ = try ring.submitAndWait(waitFor: 1) }
+    }
+}
+
+/// Why io_uring was refused, named with the fix — no kernel needed.
+@Suite(.serialized) struct RingUnavailableTests {
+    @Test func injectedSetupFailuresBecomeExplanations() {
+        SyscallFaults.inject(.ringSetup, .notPermitted)
+        defer { SyscallFaults.reset() }
+        do throws(RingUnavailable) {
+            _ = try Ring(submissionEntries: 8, completionEntries: 32)
+            Issue.record("the injected EPERM was not reported")
+        } catch {
+            #expect(error.errno == .notPermitted)
+            #expect(error.description.contains("EPERM"))
+        }
+    }
+
+    @Test func eachCauseNamesItsFix() {
+        let cases: [(Errno, Int?, String)] = [
+            (.notImplemented, nil, "CONFIG_IO_URING"),
+            (.notPermitted, 2, "sysctl -w kernel.io_uring_disabled=0"),
+            (.notPermitted, 1, "kernel.io_uring_group"),
+            (.notPermitted, 0, "seccomp"),
+            (.notPermitted, nil, "seccomp"),
+            (.noMemory, 0, "RLIMIT_MEMLOCK"),
+            (.invalidArgument, 0, "ringEntries"),
+        ]
+        for (errno, sysctl, fix) in cases {
+            let text = RingUnavailable(errno: errno, ioUringDisabled: sysctl).description
+            #expect(text.contains(fix), "\(errno.name), io_uring_disabled=\(String(describing: sysctl)): \(text)")
+            #expect(text.contains(errno.name))
+        }
+    }
+
+    @Test func anEventfdFailureIsThrown() {
+        SyscallFaults.inject(.eventfdCreate, .noMemory)
+        defer { SyscallFaults.reset() }
+        #expect(throws: Errno.noMemory) { _ = try EventFD() }
+    }
+}
