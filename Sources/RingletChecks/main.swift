@@ -157,9 +157,25 @@ harness.run("the pool has exactly the threads it was configured with") {
     for _ in 0..<64 { DispatchQueue.global().async(group: group) { } }
     if group.wait(timeout: timeout) != .success { return "timed out" }
     let statistics = Runtime.statistics
-    let expected = statistics.workers + statistics.reserve + 1
+    let expected = statistics.runtimeThreads + 1
     return statistics.processThreads == expected ? nil
-        : "\(statistics.processThreads) threads, expected \(expected) (pool + main)"
+        : "\(statistics.processThreads) threads, expected \(expected) (pool + manager + main)"
+}
+
+harness.run("asyncAfter runs items after their deadlines, never before") {
+    let group = DispatchGroup()
+    let early = SharedCounter()
+    let start = DispatchTime.now()
+    for delay in [30, 10, 20, 10, 0] {
+        let deadline = start + .milliseconds(delay)
+        group.enter()
+        DispatchQueue.global().asyncAfter(deadline: deadline) {
+            if DispatchTime.now() < deadline { early.increment() }
+            group.leave()
+        }
+    }
+    if group.wait(timeout: timeout) != .success { return "timed out" }
+    return early.value == 0 ? nil : "\(early.value) items ran before their deadline"
 }
 
 harness.run("an idle pool makes no wakeups") {

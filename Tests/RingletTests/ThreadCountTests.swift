@@ -1,6 +1,6 @@
-// The fixed pool: starting the runtime creates exactly `poolThreads` threads, and no
-// load — blocking items, Ringlet waits, floods of queues — ever adds one. Each test
-// runs in a child process (an exit test) so the thread count before the runtime
+// The fixed pool: starting the runtime creates exactly `poolThreads` threads and the
+// manager thread, and no load — blocking items, Ringlet waits, floods of queues —
+// ever adds one. Each test runs in a child process (an exit test) so the thread count before the runtime
 // started is known.
 
 import Testing
@@ -34,8 +34,8 @@ import Testing
 }
 
 enum ThreadCountScenarios {
-    /// Threads the runtime itself adds on start: the pool only (no manager thread yet).
-    static func runtimeThreads(_ configuration: RuntimeConfiguration) -> Int { configuration.poolThreads }
+    /// Threads the runtime itself adds on start: the pool and the manager thread.
+    static func runtimeThreads(_ configuration: RuntimeConfiguration) -> Int { configuration.poolThreads + 1 }
 
     static func threadCount() -> Int { ThreadControl.processThreadCount ?? -1 }
 
@@ -45,7 +45,8 @@ enum ThreadCountScenarios {
         let after = threadCount()
         #expect(before > 0, "/proc/self/task unreadable")
         #expect(after - before == runtimeThreads(configuration),
-                "start added \(after - before) threads for \(configuration.poolThreads) pool threads")
+                "start added \(after - before) threads for \(configuration.poolThreads) pool threads + manager")
+        #expect(Runtime.statistics.runtimeThreads == runtimeThreads(configuration))
         let statistics = Runtime.statistics
         #expect(statistics.workers == configuration.workers)
         #expect(statistics.reserve == configuration.reserve)

@@ -10,11 +10,14 @@ public final class Runtime: @unchecked Sendable {
     /// The configuration in force.
     public let configuration: RuntimeConfiguration
     let scheduler: Scheduler
+    /// The thread that owns the io_uring and the timers.
+    let manager: ManagerThread
     var pool: WorkNodePool { scheduler.pool }
 
     private init(configuration: RuntimeConfiguration) {
         self.configuration = configuration
         scheduler = Scheduler(configuration: configuration)
+        manager = ManagerThread(configuration: configuration)
     }
 
     /// Starts the runtime with `configuration`. Call it before any queue is used;
@@ -38,6 +41,7 @@ public final class Runtime: @unchecked Sendable {
         let configuration = StartRequest.shared.configurationForStart()
         let runtime = Runtime(configuration: configuration)
         do throws(RuntimeError) {
+            try runtime.manager.start()
             try runtime.scheduler.start()
         } catch {
             StartRequest.shared.failure = error
@@ -54,11 +58,13 @@ public final class Runtime: @unchecked Sendable {
     /// locks briefly; fine to call once a second, not per item.
     public static var statistics: RuntimeStatistics { shared.statistics }
 
-    /// Pool threads are named ringlet-wN (workers) and ringlet-rN (reserve).
+    /// The runtime's threads are named ringlet-wN (workers), ringlet-rN (reserve)
+    /// and ringlet-m (the manager).
     private var poolContextSwitches: Int {
         guard let workers = ThreadControl.contextSwitches(threadsNamed: "ringlet-w"),
-              let reserve = ThreadControl.contextSwitches(threadsNamed: "ringlet-r") else { return -1 }
-        return workers + reserve
+              let reserve = ThreadControl.contextSwitches(threadsNamed: "ringlet-r"),
+              let manager = ThreadControl.contextSwitches(threadsNamed: "ringlet-m") else { return -1 }
+        return workers + reserve + manager
     }
 
     public var statistics: RuntimeStatistics {
@@ -66,7 +72,8 @@ public final class Runtime: @unchecked Sendable {
         let totals = CounterRegistry.shared.totals()
         let pending = QoSLevel.allLevels.map { totals.submitted[$0.rawValue] - totals.ran[$0.rawValue] }
         return RuntimeStatistics(
-            workers: configuration.workers, reserve: configuration.reserve,
+            workers: configuration.workers, reserve: configuration.reserve, managerThreads: 1,
+            timersArmed: manager.counters.armedTimers, managerWakeups: manager.counters.wakeups,
             reserveInUse: snapshot.activeReserve, blockedThreads: snapshot.blocked,
             parkedThreads: snapshot.parked,
             runnablePerQoS: QoSCounts(snapshot.pending), pendingPerQoS: QoSCounts(pending),

@@ -37,6 +37,10 @@ public struct RuntimeConfiguration: Sendable, Equatable {
     /// costs no token and no futex wake-up, which cost more than this on every board.
     public var spinMicroseconds: Int
 
+    /// Submission-queue entries of the manager's io_uring (`ringEntries`, 8...4096,
+    /// default 64); the completion queue gets four times as many.
+    public var ringEntries: Int
+
     /// The configuration derived from this machine: online CPUs and the defaults.
     public static func derived() -> RuntimeConfiguration {
         RuntimeConfiguration(cores: ThreadControl.onlineCPUs)
@@ -46,7 +50,7 @@ public struct RuntimeConfiguration: Sendable, Equatable {
                 lowQoSWorkers: Int? = nil, workNodes: Int = 131_072,
                 workerStackBytes: Int = 512 * 1024, utilityNice: Int = 5,
                 backgroundSchedIdle: Bool = true, deadlockGraceMilliseconds: Int = 2000,
-                drainBatch: Int = 64, spinMicroseconds: Int = 5) {
+                drainBatch: Int = 64, spinMicroseconds: Int = 5, ringEntries: Int = 64) {
         self.cores = cores
         self.workersPerCore = workersPerCore
         self.reservePerCore = reservePerCore
@@ -58,6 +62,7 @@ public struct RuntimeConfiguration: Sendable, Equatable {
         self.deadlockGraceMilliseconds = deadlockGraceMilliseconds
         self.drainBatch = drainBatch
         self.spinMicroseconds = spinMicroseconds
+        self.ringEntries = ringEntries
     }
 
     /// Workers (not counting the reserve).
@@ -100,6 +105,7 @@ public struct RuntimeConfiguration: Sendable, Equatable {
                   "deadlockGraceMilliseconds", "must be 10...600000 (got \(deadlockGraceMilliseconds))")
         try check(spinMicroseconds >= 0 && spinMicroseconds <= 1000, "spinMicroseconds",
                   "must be 0...1000 (got \(spinMicroseconds))")
+        try check(ringEntries >= 8 && ringEntries <= 4096, "ringEntries", "must be 8...4096 (got \(ringEntries))")
         try check(drainBatch >= 1 && drainBatch <= 1 << 20, "drainBatch", "must be 1...1048576 (got \(drainBatch))")
     }
 }
@@ -112,6 +118,10 @@ public enum RuntimeError: Error, CustomStringConvertible {
     case alreadyStarted
     /// The system refused to create a pool thread.
     case threadCreationFailed(created: Int, wanted: Int, errno: Errno)
+    /// The manager could not create its io_uring (the payload names cause and fix).
+    case ioUringUnavailable(RingUnavailable)
+    /// The manager could not create its wake-up eventfd.
+    case eventfdUnavailable(Errno)
 
     public var description: String {
         switch self {
@@ -120,6 +130,11 @@ public enum RuntimeError: Error, CustomStringConvertible {
         case .alreadyStarted:
             return "Runtime.start(configuration:) was called after the runtime had started (it starts on "
                 + "first use of a queue); call it first thing in main()"
+        case .ioUringUnavailable(let refusal):
+            return refusal.description
+        case .eventfdUnavailable(let errno):
+            return "the manager thread could not create its eventfd: \(errno.name); raise the open-files limit "
+                + "(RLIMIT_NOFILE) if it is exhausted"
         case .threadCreationFailed(let created, let wanted, let errno):
             return "could not create pool thread \(created + 1) of \(wanted): \(errno.name); lower "
                 + "'workersPerCore'/'reservePerCore' or 'workerStackBytes', or raise RLIMIT_NPROC"

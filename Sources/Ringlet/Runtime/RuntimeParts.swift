@@ -9,6 +9,7 @@ struct RuntimeParts {
 
     let pool: Unmanaged<WorkNodePool>
     let scheduler: Unmanaged<Scheduler>
+    let manager: Unmanaged<ManagerThread>
     let poolThreads: Int
     let drainBatch: Int
     let spinMicroseconds: Int
@@ -16,6 +17,7 @@ struct RuntimeParts {
     private init(_ runtime: Runtime) {
         pool = Unmanaged.passUnretained(runtime.pool)
         scheduler = Unmanaged.passUnretained(runtime.scheduler)
+        manager = Unmanaged.passUnretained(runtime.manager)
         poolThreads = runtime.configuration.poolThreads
         drainBatch = runtime.configuration.drainBatch
         spinMicroseconds = runtime.configuration.spinMicroseconds

@@ -33,6 +33,12 @@ public struct RuntimeStatistics: Sendable {
     public let workers: Int
     /// Reserve workers created at start (never changes).
     public let reserve: Int
+    /// The manager thread (io_uring, timers): always 1.
+    public let managerThreads: Int
+    /// Timers (`asyncAfter`) armed in the manager now.
+    public let timersArmed: Int
+    /// Times the manager woke (timer windows reached, requests from other threads).
+    public let managerWakeups: Int
     /// Reserve workers currently allowed to run (covering blocked workers).
     public let reserveInUse: Int
     /// Pool threads inside a Ringlet wait.
@@ -57,9 +63,13 @@ public struct RuntimeStatistics: Sendable {
     public let workNodeExhaustionWaits: Int
     /// Threads of the whole process now (/proc/self/task), -1 when unreadable.
     public let processThreads: Int
-    /// Context switches of the pool threads since they started (their wakeups and
-    /// preemptions), -1 when /proc is unreadable. An idle runtime adds none.
+    /// Context switches of the runtime's threads (workers, reserve, manager) since
+    /// they started — their wake-ups and preemptions — or -1 when /proc is
+    /// unreadable. An idle runtime adds none.
     public let poolContextSwitches: Int
+
+    /// Every thread the runtime created: workers, reserve and the manager.
+    public var runtimeThreads: Int { workers + reserve + managerThreads }
 
     /// Bytes the runtime reserved for its own records at start (nodes and stacks).
     public var reservedBytes: Int {

@@ -11,6 +11,7 @@ public struct Errno: Error, Equatable, Hashable, Sendable {
     public static let ioError = Errno(rawValue: 5)           // EIO
     public static let badFile = Errno(rawValue: 9)           // EBADF
     public static let tryAgain = Errno(rawValue: 11)         // EAGAIN
+    public static let busy = Errno(rawValue: 16)             // EBUSY
     public static let noMemory = Errno(rawValue: 12)         // ENOMEM
     public static let permissionDenied = Errno(rawValue: 13) // EACCES
     public static let invalidArgument = Errno(rawValue: 22)  // EINVAL
@@ -27,6 +28,7 @@ public struct Errno: Error, Equatable, Hashable, Sendable {
         case 5: return "EIO"
         case 9: return "EBADF"
         case 11: return "EAGAIN"
+        case 16: return "EBUSY"
         case 12: return "ENOMEM"
         case 13: return "EACCES"
         case 22: return "EINVAL"

@@ -1,0 +1,259 @@
+import Synchronization
+
+/// The manager thread: the one owner of the io_uring and of the timer structure
+/// (DESIGN.md principles 2 and 6).
+///
+/// Other threads never touch the ring. They append a request under a short lock and
+/// wake the manager through an eventfd whose read stays armed on the ring — and skip
+/// even that write while the manager is known to be awake. The manager sleeps in
+/// io_uring_enter with, at most, one timeout armed: the end of the earliest timer
+/// window. With no timer armed nothing wakes it at all, so an idle runtime makes no
+/// wake-ups.
+///
+///   sleeping --(1) request or timeout completion--> running --(2) nothing left--> sleeping
+///
+///   (1) ManagerThread.submit / the kernel   (2) ManagerThread.run, after re-arming
+final class ManagerThread: @unchecked Sendable {
+    /// A timer's work, run on the manager thread when its window is reached: it
+    /// only hands a node to a queue (never runs user code on the manager).
+    typealias TimerAction = () -> Void
+
+    /// What other threads ask of the manager.
+    enum Request {
+        /// Arm a one-shot timer: at `deadline` (window `leeway` wide) push `action`.
+        case oneShot(deadline: UInt64, leeway: UInt64, action: TimerAction)
+    }
+
+    private enum Tag: UInt64 {
+        case wake = 1
+        case timeout = 2
+        case timeoutRemove = 3
+    }
+
+    private let configuration: RuntimeConfiguration
+    private let leewayPolicy: TimerLeewayPolicy
+    private let lock = FutexLock()
+    private var requests: [Request] = []
+    /// True while the manager runs (or is about to): producers then skip the eventfd.
+    private let awake = Atomic<Bool>(true)
+    private var wakeFD: EventFD?
+    // Owned by the manager thread:
+    private var ring: Ring?
+    private var timers = TimerQueue()
+    private var actions: [TimerAction?] = []
+    private var armedDeadline: UInt64?
+    private var timeoutGeneration: UInt64 = 0
+    private let wakeBuffer = UnsafeMutableRawBufferPointer.allocate(byteCount: 8, alignment: 8)
+    // Statistics, under `lock`:
+    private var wakeups = 0
+    private var armedTimers = 0
+
+    init(configuration: RuntimeConfiguration) {
+        self.configuration = configuration
+        leewayPolicy = TimerLeewayPolicy()
+    }
+
+    /// Starts the thread and waits until it owns a ring. Throws when io_uring or the
+    /// eventfd is refused; the error names the cause and the fix.
+    func start() throws(RuntimeError) {
+        let started = FutexEvent()
+        let outcome = StartOutcome()
+        do throws(Errno) {
+            try ThreadControl.start(stackBytes: configuration.workerStackBytes) {
+                self.threadMain(started: started, outcome: outcome)
+            }
+        } catch {
+            throw RuntimeError.threadCreationFailed(created: 0, wanted: 1, errno: error)
+        }
+        while true {
+            let seen = started.snapshot
+            if let result = outcome.result {
+                if let failure = result { throw failure }
+                return
+            }
+            _ = started.wait(ifUnchangedFrom: seen)
+        }
+    }
+
+    /// Hands a request to the manager (any thread). One short lock; an eventfd
+    /// write only when the manager may be asleep.
+    func submit(_ request: Request) {
+        lock.withLock { requests.append(request) }
+        if !awake.exchange(true, ordering: .acquiringAndReleasing) {
+            wakeFD?.signal()
+        }
+    }
+
+    /// (wake-ups of the manager since start, timers armed now)
+    var counters: (wakeups: Int, armedTimers: Int) { lock.withLock { (wakeups, armedTimers) } }
+
+    /// The leeway a one-shot gets: GCD's `dispatch_after` rule (a tenth of the delay,
+    /// 1 ms to 60 s) widened by the QoS policy.
+    func leewayForAfter(delay: UInt64, level: QoSLevel) -> UInt64 {
+        let gcd = min(max(delay / 10, 1_000_000), 60_000_000_000)
+        return leewayPolicy.leeway(requested: gcd, period: delay, level: level, strict: false)
+    }
+
+    // MARK: The manager thread
+
+    private func threadMain(started: FutexEvent, outcome: StartOutcome) {
+        ThreadControl.setName("ringlet-m")
+        ThreadContext.install(ThreadContext(worker: nil))
+        do throws(RuntimeError) {
+            let entries = UInt32(configuration.ringEntries)
+            do throws(RingUnavailable) {
+                ring = try Ring(submissionEntries: entries, completionEntries: 4 * entries)
+            } catch {
+                throw RuntimeError.ioUringUnavailable(error)
+            }
+            do throws(Errno) {
+                wakeFD = try EventFD()
+            } catch {
+                throw RuntimeError.eventfdUnavailable(error)
+            }
+        } catch {
+            outcome.set(error)
+            started.post()
+            return
+        }
+        outcome.set(nil)
+        started.post()
+        run(ring.unsafelyUnwrapped)
+    }
+
+    private func run(_ ring: Ring) -> Never {
+        armWakeRead(ring)
+        while true {
+            takeRequests()
+            rearmTimeout(ring)
+            // Announce the sleep, then look once more: a request that raced with the
+            // announcement either sees `awake == false` (and writes the eventfd) or
+            // is seen here.
+            awake.store(false, ordering: .releasing)
+            if lock.withLock({ !requests.isEmpty }) {
+                awake.store(true, ordering: .relaxed)
+                continue
+            }
+            submitAndWait(ring)
+            awake.store(true, ordering: .relaxed)
+            lock.withLock { wakeups += 1 }
+            reap(ring)
+        }
+    }
+
+    private func takeRequests() {
+        let taken: [Request] = lock.withLock {
+            let all = requests
+            requests.removeAll(keepingCapacity: true)
+            return all
+        }
+        for request in taken {
+            switch request {
+            case .oneShot(let deadline, let leeway, let action):
+                let handle = timers.schedule(deadline: deadline, leeway: leeway, interval: 0)
+                while actions.count <= handle.slot { actions.append(nil) }
+                actions[handle.slot] = action
+            }
+        }
+    }
+
+    /// Keeps exactly one timeout armed, at the end of the earliest window.
+    private func rearmTimeout(_ ring: Ring) {
+        let next = timers.nextWake()
+        lock.withLock { armedTimers = timers.armedCount }
+        if next == armedDeadline { return }
+        if armedDeadline != nil {
+            retrying(ring) { () throws(Errno) in
+                try ring.prepareTimeoutRemove(target: userData(.timeout, timeoutGeneration),
+                                              userData: userData(.timeoutRemove, timeoutGeneration))
+            }
+        }
+        armedDeadline = next
+        guard let next else { return }
+        timeoutGeneration &+= 1
+        retrying(ring) { () throws(Errno) in
+            try ring.prepareTimeout(deadline: next, userData: userData(.timeout, timeoutGeneration))
+        }
+    }
+
+    private func armWakeRead(_ ring: Ring) {
+        guard let wakeFD else { return }
+        retrying(ring) { () throws(Errno) in
+            try ring.prepareRead(fd: wakeFD.fd, into: wakeBuffer, offset: 0, userData: userData(.wake, 0))
+        }
+    }
+
+    private func submitAndWait(_ ring: Ring) {
+        while true {
+            do throws(Errno) {
+                _ = try ring.submitAndWait(waitFor: 1)
+                return
+            } catch {
+                // EBUSY/EAGAIN: completions must be reaped before more can be
+                // submitted (io_uring_enter(2)); reap, then go round again.
+                if error == .tryAgain || error == .busy {
+                    reap(ring)
+                    return
+                }
+                ringletBug("io_uring_enter failed on the manager's ring: \(error.name)")
+            }
+        }
+    }
+
+    private func reap(_ ring: Ring) {
+        var fireTimers = false
+        while let completion = ring.nextCompletion() {
+            switch Tag(rawValue: completion.userData >> 56) {
+            case .wake:
+                armWakeRead(ring)
+            case .timeout:
+                // A completion for a timeout replaced since is recognised by its
+                // generation and dropped.
+                if completion.userData & 0x00FF_FFFF_FFFF_FFFF == timeoutGeneration & 0x00FF_FFFF_FFFF_FFFF,
+                   completion.result == -Errno.timeExpired.rawValue {
+                    armedDeadline = nil
+                }
+                fireTimers = true
+            case .timeoutRemove, .none:
+                break
+            }
+        }
+        if fireTimers || (armedDeadline.map { $0 <= MonotonicClock.nanoseconds } ?? false) {
+            fire(at: MonotonicClock.nanoseconds)
+        }
+    }
+
+    private func fire(at now: UInt64) {
+        for firing in timers.fire(at: now) {
+            guard let action = actions[firing.handle.slot] else { continue }
+            actions[firing.handle.slot] = nil
+            action()
+        }
+    }
+
+    /// A full submission queue is submitted and the preparation retried.
+    private func retrying(_ ring: Ring, _ prepare: () throws(Errno) -> Void) {
+        for _ in 0..<3 {
+            do throws(Errno) {
+                try prepare()
+                return
+            } catch {
+                _ = try? ring.submitAndWait(waitFor: 0)
+            }
+        }
+        ringletBug("the manager's submission queue stays full ('ringEntries' \(configuration.ringEntries))")
+    }
+
+    private func userData(_ tag: Tag, _ generation: UInt64) -> UInt64 {
+        tag.rawValue << 56 | (generation & 0x00FF_FFFF_FFFF_FFFF)
+    }
+}
+
+/// The manager thread's start result, handed to the thread that started it.
+private final class StartOutcome: @unchecked Sendable {
+    private let lock = FutexLock()
+    private var value: RuntimeError??
+
+    var result: RuntimeError?? { lock.withLock { value } }
+    func set(_ failure: RuntimeError?) { lock.withLock { value = .some(failure) } }
+}
