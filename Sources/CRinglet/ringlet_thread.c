@@ -168,6 +168,9 @@ static rl_tls_release_fn rl_tls_release;
 
 static void rl_tls_destructor(void *context) {
     rl_tls_release_fn release = __atomic_load_n(&rl_tls_release, __ATOMIC_ACQUIRE);
+    // Clear the slot first: Ringlet code run by a later destructor of this thread
+    // then makes a fresh context instead of using the released one.
+    rl_tls_context = NULL;
     if (context && release) release(context);
 }
 static void rl_tls_make_key(void) { pthread_key_create(&rl_tls_key, rl_tls_destructor); }

@@ -38,10 +38,12 @@ extension DispatchQueue {
         let priority = resolvePriority(for: submitter, flags: workItem.flags, itemQoS: workItem.qos)
         group?.enter()
         context.counters.countSubmitted(priority.level)
-        workItem.willEnqueue(on: self, priority: priority)
-        let node = Runtime.shared.pool.allocate(kind: .workItem, priority: priority,
-                                                isBarrier: workItem.flags.contains(.barrier) && !isRoot,
-                                                object: workItem, group: group)
+        let ticket = workItem.willEnqueue(on: self, priority: priority)
+        let node = RuntimeParts.withPool {
+            $0.allocate(kind: .workItem, priority: priority, isBarrier: workItem.flags.contains(.barrier) && !isRoot,
+                        object: workItem, group: group, context: context)
+        }
+        node.pointee.ticket = ticket
         push(node)
     }
 

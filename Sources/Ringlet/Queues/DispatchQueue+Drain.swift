@@ -57,17 +57,31 @@ extension DispatchQueue {
             pendingMaxPriority = .lowest
             overrideMarker = nil
             var ran = 0
+            var markerPassed = marker == nil
+            // A contended sync reached here is handed the queue's slot, so its closure
+            // runs on the caller's thread (GCD). Only at the top level: nested inside a
+            // target's drain, this thread also holds the target and keeps the work.
+            let mayHandOver = topLevel && targetIsRoot && !isMain
+            var handedOver = false
             var untilBatchEnd = batch
             running = 1
             lock.unlock()
             var stop = false
             while let node = chain {
                 chain = node.pointee.next
+                if mayHandOver && node.pointee.kind == .syncWaiter {
+                    ran += 1
+                    handedOver = true
+                    stop = true
+                    NodeRunner.handOver(node, context: context)
+                    break
+                }
                 let passedMarker = node == marker
                 NodeRunner.run(node, from: self, context: context)
                 ran += 1
                 guard let rest = chain else { break }
                 if passedMarker {
+                    markerPassed = true
                     // The item that raised the queue has run: the raise ends here
                     // (GCD). What is left goes back to a worker of its own band.
                     detachedPriority = Self.highestPriority(startingAt: rest)
@@ -93,12 +107,15 @@ extension DispatchQueue {
                 }
             }
             lock.lock()
-            running = 0
+            // Handed over, the slot now belongs to the sync caller, who releases it.
+            if !handedOver { running = 0 }
             if let rest = chain {
                 // Put the rest back in front of what arrived meanwhile, in O(1); the
                 // queue's priority covers both.
                 fifo.prepend(first: rest, last: detached.last.unsafelyUnwrapped, count: detached.count - ran)
                 if detachedPriority > pendingMaxPriority { pendingMaxPriority = detachedPriority }
+                // The raising item is still ahead: the raise ends when it is reached.
+                if !markerPassed && overrideMarker == nil { overrideMarker = marker }
             }
             if stop { return }
             if fifo.isEmpty {
@@ -182,13 +199,14 @@ extension DispatchQueue {
 enum NodeRunner {
     static func run(_ node: WorkNodeRef, from queue: DispatchQueue?, context: ThreadContext) {
         let priority = node.pointee.priority
+        let root = node.pointee.submittedRoot
         switch node.pointee.kind {
         case .block:
             // Move the closure and group out: no reference-count traffic.
             let block = node.pointee.takeBlock()!
             let group = node.pointee.takeGroup()
             release(node, context)
-            let saved = context.enter(owner(queue, priority), at: priority)
+            let saved = context.enter(owner(queue, priority, root), at: priority)
             block()
             context.restore(saved)
             context.counters.countRan(priority.level)
@@ -196,11 +214,12 @@ enum NodeRunner {
         case .workItem:
             let item = unsafeDowncast(node.pointee.takeObject().unsafelyUnwrapped, to: DispatchWorkItem.self)
             let group = node.pointee.takeGroup()
+            let ticket = node.pointee.ticket
             release(node, context)
-            let saved = context.enter(owner(queue, priority), at: priority)
-            item.invokeFromQueue()
+            let saved = context.enter(owner(queue, priority, root), at: priority)
+            let ran = item.invokeFromQueue(ticket: ticket)
             context.restore(saved)
-            context.counters.countRan(priority.level)
+            if ran { context.counters.countRan(priority.level) }
             group?.leave()
         case .queueToken:
             let child = unsafeDowncast(node.pointee.object.unsafelyUnwrapped, to: DispatchQueue.self)
@@ -208,19 +227,30 @@ enum NodeRunner {
             child.drain(tokenPriority: priority, from: queue, context: context, topLevel: queue == nil)
         case .syncWaiter:
             let waiter = unsafeDowncast(node.pointee.takeObject().unsafelyUnwrapped, to: SyncWaiter.self)
-            runLentClosure(node.pointee.takeBlock()!, queue: queue, priority: priority,
+            let borrowed = waiter.callerHolds.count
+            context.outerQueues.append(contentsOf: waiter.callerHolds)
+            runLentClosure(node.pointee.takeBlock()!, queue: queue, priority: priority, root: root,
                            context: context, node: node)
+            context.outerQueues.removeLast(borrowed)
             // `sync` lent us its closure through withoutActuallyEscaping: our last
             // reference died with runLentClosure's frame, so the caller may go on.
             waiter.signal()
         }
     }
 
+    /// Gives a contended sync's caller the queue's slot: the node (and with it the
+    /// lent closure) is released first, then the caller is woken to run it itself.
+    static func handOver(_ node: WorkNodeRef, context: ThreadContext) {
+        let waiter = unsafeDowncast(node.pointee.takeObject().unsafelyUnwrapped, to: SyncWaiter.self)
+        release(node, context)
+        waiter.signal(handedOver: true)
+    }
+
     @inline(never)
     private static func runLentClosure(_ block: () -> Void, queue: DispatchQueue?, priority: QoSPriority,
-                                       context: ThreadContext, node: WorkNodeRef) {
+                                       root: UInt8, context: ThreadContext, node: WorkNodeRef) {
         release(node, context)
-        let saved = context.enter(owner(queue, priority), at: priority)
+        let saved = context.enter(owner(queue, priority, root), at: priority)
         block()
         context.restore(saved)
     }
@@ -230,8 +260,12 @@ enum NodeRunner {
     /// retain here would write the queue's reference count, a cache line its
     /// producers write too.
     @inline(__always)
-    private static func owner(_ queue: DispatchQueue?, _ priority: QoSPriority) -> Unmanaged<DispatchQueue> {
+    private static func owner(_ queue: DispatchQueue?, _ priority: QoSPriority,
+                              _ root: UInt8) -> Unmanaged<DispatchQueue> {
         if let queue { return Unmanaged.passUnretained(queue) }
+        if root != 0, let level = QoSLevel(rawValue: Int(root) - 1) {
+            return RootQueues.shared.unmanagedQueue(for: level)
+        }
         return RootQueues.shared.unmanagedQueue(for: priority.level)
     }
 

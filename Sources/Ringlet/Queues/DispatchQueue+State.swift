@@ -45,7 +45,8 @@ extension DispatchQueue {
     /// Hands a node to this queue: to the scheduler for a root queue, to the main
     /// thread for the main queue, else into the FIFO (waking the queue if needed).
     func push(_ node: WorkNodeRef) {
-        if isRoot {
+        if case .root(let level) = kind {
+            node.pointee.submittedRoot = UInt8(level.rawValue + 1)
             RuntimeParts.withScheduler { $0.enqueue(node) }
             return
         }
@@ -92,7 +93,9 @@ extension DispatchQueue {
     func raise(to priority: QoSPriority) {
         if isRoot || isMain { return }
         lock.lock()
-        if priority > pendingMaxPriority, !fifo.isEmpty { pendingMaxPriority = priority }
+        // Pending items may be in the FIFO or in the batch a drainer holds: either
+        // way the queue's next wake-up must come at `priority`.
+        if priority > pendingMaxPriority, !fifo.isEmpty || running > 0 { pendingMaxPriority = priority }
         let action = raiseLocked(priority)
         lock.unlock()
         perform(action)

@@ -48,17 +48,26 @@ extension DispatchQueue {
                 rejectSyncDeadlock(context: context, barrier: barrier)
             }
             guard !isMain, acquireChain(barrier: barrier) else { return false }
-            // Inside another queue's item, that queue stays held while this runs.
-            let outer = context.currentQueueReference
-            if let outer { context.outerQueues.append(outer) }
-            context.running(on: self, at: syncPriority(context), body)
-            if outer != nil { context.outerQueues.removeLast() }
+            runHolding(body, context: context)
             releaseChain(barrier: barrier)
             return true
         }
         if ranFast { return }
         let context = ThreadContext.current
-        syncSlow(barrier: barrier, priority: syncPriority(context), context: context, body)
+        if syncSlow(barrier: barrier, priority: syncPriority(context), context: context, body) {
+            // The drainer handed this queue's slot over: run here, as GCD does.
+            runHolding(body, context: context)
+            releaseChain(barrier: barrier)
+        }
+    }
+
+    /// Runs a sync closure on the calling thread, which holds this queue's slot.
+    /// Inside another queue's item, that queue stays held while this runs.
+    private func runHolding(_ body: () -> Void, context: ThreadContext) {
+        let outer = context.currentQueueReference
+        if let outer { context.outerQueues.append(outer) }
+        context.running(on: self, at: syncPriority(context), body)
+        if outer != nil { context.outerQueues.removeLast() }
     }
 
     /// `sync` runs at the caller's QoS, raised to the queue's when that is higher.
@@ -66,15 +75,21 @@ extension DispatchQueue {
         max(context.currentPriority, resolvePriority(for: context.currentPriority, flags: [], itemQoS: .unspecified))
     }
 
-    private func syncSlow(barrier: Bool, priority: QoSPriority, context: ThreadContext, _ body: () -> Void) {
+    /// Queues the closure behind the queue's pending items and sleeps. Returns true
+    /// when the drainer handed the queue over instead of running the closure (a
+    /// serial queue straight on a global queue): the caller then runs it itself.
+    private func syncSlow(barrier: Bool, priority: QoSPriority, context: ThreadContext, _ body: () -> Void) -> Bool {
         withoutActuallyEscaping(body) { escapable in
-            let waiter = SyncWaiter()
+            var held = context.outerQueues
+            if let current = context.currentQueueReference { held.append(current) }
+            let waiter = SyncWaiter(callerHolds: held)
             let node = RuntimeParts.withPool {
                 $0.allocate(kind: .syncWaiter, priority: priority, isBarrier: barrier, block: escapable,
                             object: waiter, context: context)
             }
             push(node)
             waiter.wait(on: self)
+            return waiter.handedOver
         }
     }
 
@@ -101,6 +116,9 @@ extension DispatchQueue {
     /// queue is busy; `.some(nil)` when the target is a global queue (the chain ends);
     /// `.some(target)` otherwise.
     private func acquireSlot(asBarrier: Bool) -> DispatchQueue?? {
+        // The main queue's work runs on the main thread only: a sync that needs it
+        // (directly or through a target) always waits for the main thread.
+        if isMain { return nil }
         lock.lock()
         let free = !isSuspendedLocked && !barrierRunning
             && (isSerial || asBarrier ? running == 0 && fifo.isEmpty : running < width && barriersPending == 0)
@@ -149,7 +167,10 @@ extension DispatchQueue {
             var needed: DispatchQueue? = self
             var first = true
             while let queue = needed, !queue.isRoot {
-                if queue === holding && (queue.isSerial || (first && barrier)) {
+                // A thread holds a concurrent queue exclusively when it runs one of its
+                // barriers (nothing else runs then).
+                if queue === holding
+                    && (queue.isSerial || (first && barrier) || queue.lock.withLock { queue.barrierRunning }) {
                     ringletMisuse("sync onto queue '\(label)' from code already running on queue "
                         + "'\(holding.label)', which it needs exclusively: this would deadlock. Use async, "
                         + "or call the closure directly.")
@@ -164,16 +185,32 @@ extension DispatchQueue {
 
 /// The caller of a contended `sync`, sleeping until a drainer has run its closure.
 final class SyncWaiter: @unchecked Sendable {
+    /// The queues the waiting caller holds: while the drainer runs the closure for
+    /// it, the drainer's thread counts as holding them too, so dispatchPrecondition
+    /// and the sync deadlock check see what they would on the caller's thread.
+    let callerHolds: [Unmanaged<DispatchQueue>]
     private let event = FutexEvent()
+
+    init(callerHolds: [Unmanaged<DispatchQueue>]) {
+        self.callerHolds = callerHolds
+    }
     private let done = FutexLock()
     private var finished = false
+    private var handedOverSlot = false
 
     deinit { event.deallocate(); done.deallocate() }
 
-    func signal() {
-        done.withLock { finished = true }
+    /// The drainer ran the closure (`handedOver` false), or gave the caller the
+    /// queue's slot to run it on its own thread (true).
+    func signal(handedOver: Bool = false) {
+        done.withLock {
+            finished = true
+            handedOverSlot = handedOver
+        }
         event.post()
     }
+
+    var handedOver: Bool { done.withLock { handedOverSlot } }
 
     /// Sleeps until signalled, raising `queue` to the caller's QoS first.
     func wait(on queue: DispatchQueue) {

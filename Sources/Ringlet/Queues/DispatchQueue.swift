@@ -39,7 +39,12 @@ public final class DispatchQueue: DispatchObject, @unchecked Sendable {
     var targetIsRoot = false
     /// QoS this queue imposes on its items: its own, else its target chain's
     /// (`.unspecified` when the chain has none: items keep their own).
-    var floorPriority: QoSPriority
+    var floorPriority: QoSPriority {
+        get { QoSPriority(packed: floorStorage.load(ordering: .relaxed)) }
+        set { floorStorage.store(newValue.rawValue, ordering: .relaxed) }
+    }
+    /// Atomic: `async` reads it without the queue's lock while `setTarget` may change it.
+    private let floorStorage = Atomic<UInt8>(0)
     /// Slots held: items running from this queue plus synchronous callers inside it.
     var running = 0
     var barrierRunning = false
@@ -80,7 +85,6 @@ public final class DispatchQueue: DispatchObject, @unchecked Sendable {
         self.targetIsRoot = target?.isRoot ?? false
         self.isInactive = inactive
         stopRequested.store(inactive, ordering: .relaxed)
-        self.floorPriority = QoSPriority(.unspecified)
         super.init()
         if case .root(.default) = kind {
             // The default global queue is GCD's "fallback": items keep their own QoS.

@@ -23,32 +23,27 @@ public final class Runtime: @unchecked Sendable {
     /// Starts the runtime with `configuration`. Call it before any queue is used;
     /// afterwards it throws `.alreadyStarted`. Throws `.invalidConfiguration` naming
     /// the key when a value is out of range, `.threadCreationFailed` when the system
-    /// refuses a thread.
+    /// refuses a thread, `.ioUringUnavailable` (with cause and fix) when io_uring is
+    /// refused.
     @discardableResult
     public static func start(configuration: RuntimeConfiguration) throws(RuntimeError) -> Runtime {
         try configuration.validate()
-        let claimed = StartRequest.shared.claim(configuration)
-        if !claimed { throw RuntimeError.alreadyStarted }
-        if let error = StartRequest.shared.failure { throw error }
-        return shared
+        return try StartRequest.shared.startExplicitly(configuration)
     }
 
     /// The running runtime; starts it with the derived configuration on first use.
     /// Traps with the reason when the runtime cannot start.
     public static var current: Runtime { shared }
 
-    static let shared: Runtime = {
-        let configuration = StartRequest.shared.configurationForStart()
+    static let shared: Runtime = StartRequest.shared.runtimeForFirstUse()
+
+    /// Creates the manager and every pool thread.
+    fileprivate static func make(_ configuration: RuntimeConfiguration) throws(RuntimeError) -> Runtime {
         let runtime = Runtime(configuration: configuration)
-        do throws(RuntimeError) {
-            try runtime.manager.start()
-            try runtime.scheduler.start()
-        } catch {
-            StartRequest.shared.failure = error
-            ringletMisuse("the runtime could not start: \(error)")
-        }
+        try runtime.manager.start()
+        try runtime.scheduler.start()
         return runtime
-    }()
+    }
 
     /// Ends the process with `status` (exit(3)). For programs, such as Embedded
     /// Swift ones, that have no C library module to call `exit` through.
@@ -85,27 +80,57 @@ public final class Runtime: @unchecked Sendable {
     }
 }
 
-/// Holds the configuration requested before start, and whether start was claimed.
+/// Which runtime the process has: started explicitly, or on first use.
 private final class StartRequest: @unchecked Sendable {
     static let shared = StartRequest()
     private let lock = FutexLock()
-    private var requested: RuntimeConfiguration?
-    private var started = false
-    var failure: RuntimeError?
+    private let published = FutexEvent()
+    private var starting = false
+    private var runtime: Runtime?
 
-    /// Returns false when the runtime already started (or another start won).
-    func claim(_ configuration: RuntimeConfiguration) -> Bool {
-        lock.withLock {
-            if started || requested != nil { return false }
-            requested = configuration
+    func startExplicitly(_ configuration: RuntimeConfiguration) throws(RuntimeError) -> Runtime {
+        let claimed = lock.withLock { () -> Bool in
+            if starting { return false }
+            starting = true
             return true
+        }
+        if !claimed { throw RuntimeError.alreadyStarted }
+        do throws(RuntimeError) {
+            let made = try Runtime.make(configuration)
+            lock.withLock { runtime = made }
+            published.post(wake: Int32.max)
+            return made
+        } catch {
+            // Threads already created stay parked; a later start may try again.
+            lock.withLock { starting = false }
+            published.post(wake: Int32.max)
+            throw error
         }
     }
 
-    func configurationForStart() -> RuntimeConfiguration {
-        lock.withLock {
-            started = true
-            return requested ?? .derived()
+    /// The runtime for `Runtime.shared`: the explicitly started one (waiting for it
+    /// if its start is under way), else one started now with the derived configuration.
+    func runtimeForFirstUse() -> Runtime {
+        while true {
+            let seen = published.snapshot
+            lock.lock()
+            if let runtime {
+                lock.unlock()
+                return runtime
+            }
+            if !starting {
+                starting = true
+                lock.unlock()
+                do throws(RuntimeError) {
+                    let made = try Runtime.make(.derived())
+                    lock.withLock { runtime = made }
+                    return made
+                } catch {
+                    ringletMisuse("the runtime could not start: \(error)")
+                }
+            }
+            lock.unlock()
+            _ = published.wait(ifUnchangedFrom: seen)
         }
     }
 }

@@ -21,11 +21,12 @@ enum WaitReason {
 /// pool threads are blocked (to let a reserve worker cover them, and to notice a
 /// deadlock). Waits on threads outside the pool cost nothing extra.
 enum BlockingWait {
-    /// Runs `body` (which sleeps) accounted as a wait for `reason`.
+    /// Runs `body` (which sleeps) accounted as a wait for `reason`; `timed` when the
+    /// wait has a timeout (it then never counts toward a deadlock).
     @inline(__always)
-    static func perform<R>(_ reason: WaitReason, _ body: () -> R) -> R {
+    static func perform<R>(_ reason: WaitReason, timed: Bool = false, _ body: () -> R) -> R {
         guard let worker = ThreadContext.currentIfPresent?.worker else { return body() }
-        worker.scheduler.workerWillBlock(worker, reason: reason)
+        worker.scheduler.workerWillBlock(worker, reason: reason, timed: timed)
         defer { worker.scheduler.workerDidUnblock(worker) }
         return body()
     }

@@ -9,8 +9,9 @@ import Synchronization
 /// worker run in its place; when every pool thread is blocked while work is pending,
 /// `DeadlockReport` describes the pool and stops the process.
 ///
-/// Lock order: a queue's lock may be held while taking the scheduler lock, never the
-/// reverse. Functions named `...Locked` run with the scheduler lock held.
+/// Lock order: a queue's lock may be held while taking the scheduler lock (a push to
+/// a root run queue). The deadlock report reads queue state under the scheduler lock
+/// only once every pool thread is blocked, when no push can hold a queue lock. Functions named `...Locked` run with the scheduler lock held.
 final class Scheduler: @unchecked Sendable {
     let configuration: RuntimeConfiguration
     let pool: WorkNodePool
@@ -29,6 +30,9 @@ final class Scheduler: @unchecked Sendable {
     /// Nodes taken from the run queues so far: the deadlock watch's progress mark.
     private var progress: UInt64 = 0
     private var progressWhenAllBlocked: UInt64 = 0
+    /// Pool threads blocked in waits without a timeout, and since when all of them are.
+    private var untimedBlockedCount = 0
+    private var allBlockedSince: UInt64?
     private var deadlockReported = false
 
     init(configuration: RuntimeConfiguration) {
@@ -48,14 +52,13 @@ final class Scheduler: @unchecked Sendable {
             }
         }
         reserveCount = plan.first { $0.0 == .reserve }?.1 ?? 0
-        for worker in workers {
+        for (created, worker) in workers.enumerated() {
             do throws(Errno) {
                 try ThreadControl.start(stackBytes: configuration.workerStackBytes) {
                     worker.threadMain()
                 }
             } catch {
-                throw RuntimeError.threadCreationFailed(created: startedThreads, wanted: workers.count,
-                                                        errno: error)
+                throw RuntimeError.threadCreationFailed(created: created, wanted: workers.count, errno: error)
             }
         }
         while true {
@@ -183,12 +186,20 @@ final class Scheduler: @unchecked Sendable {
     // MARK: Blocking accounting
 
     /// The calling pool thread is about to block in a Ringlet wait.
-    func workerWillBlock(_ worker: Worker, reason: WaitReason) {
+    /// `timed`: the wait ends by itself (a timeout), so it cannot be part of a deadlock.
+    func workerWillBlock(_ worker: Worker, reason: WaitReason, timed: Bool) {
         lock.lock()
         worker.state = .blocked
         worker.context?.blockedOn = reason
+        worker.blockedUntimed = !timed
         blockedCount += 1
-        if blockedCount == workers.count { progressWhenAllBlocked = progress }
+        if !timed {
+            untimedBlockedCount += 1
+            if untimedBlockedCount == workers.count {
+                progressWhenAllBlocked = progress
+                allBlockedSince = MonotonicClock.nanoseconds
+            }
+        }
         let reserve = runQueues.count > 0 ? wakeReserveIfJustifiedLocked() : nil
         lock.unlock()
         reserve?.event.post()
@@ -200,18 +211,27 @@ final class Scheduler: @unchecked Sendable {
         worker.state = .running
         worker.context?.blockedOn = nil
         blockedCount -= 1
+        if worker.blockedUntimed {
+            worker.blockedUntimed = false
+            untimedBlockedCount -= 1
+            allBlockedSince = nil
+        }
         lock.unlock()
     }
 
-    /// True when every pool thread is blocked: waits then poll the deadlock watch.
-    var everyWorkerBlocked: Bool { lock.withLock { blockedCount == workers.count } }
+    /// True when every pool thread is blocked in a wait without a timeout: such
+    /// waits then poll the deadlock watch.
+    var everyWorkerBlocked: Bool { lock.withLock { untimedBlockedCount == workers.count } }
 
-    /// Called by a blocked pool thread after `deadlockGracePeriod` in the all-blocked
-    /// state. Reports and stops the process when nothing ran meanwhile and work is
-    /// pending; returns otherwise.
+    /// Called by a blocked pool thread while every pool thread is blocked without a
+    /// timeout. Reports and stops the process once that state has lasted the whole
+    /// grace period with nothing run and work pending; returns otherwise.
     func checkForDeadlock() {
         lock.lock()
-        let deadlocked = blockedCount == workers.count && progress == progressWhenAllBlocked
+        let lasted = allBlockedSince.map {
+            MonotonicClock.nanoseconds - $0 >= UInt64(configuration.deadlockGraceNanoseconds)
+        } ?? false
+        let deadlocked = untimedBlockedCount == workers.count && lasted && progress == progressWhenAllBlocked
             && (runQueues.count > 0 || workers.contains { $0.context?.currentQueue?.hasPendingWork ?? false })
             && !deadlockReported
         if !deadlocked {

@@ -25,6 +25,13 @@ struct WorkNode {
     var object: AnyObject?
     /// Left once the node has run (`async(group:)`).
     var group: DispatchGroup?
+    /// For a node pushed straight to a global queue: that queue's `QoSLevel` raw value
+    /// + 1 (0: none), so the item runs "on" the queue it was sent to even when its
+    /// priority put it in another run queue (the default global queue's rule).
+    var submittedRoot: UInt8 = 0
+    /// For `.workItem` nodes: which submission of the item this is, so a copy pushed
+    /// to raise it (see `DispatchWorkItem.wait`) and the original run it only once.
+    var ticket: UInt32 = 0
 }
 
 extension WorkNode {

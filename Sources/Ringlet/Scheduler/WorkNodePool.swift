@@ -159,7 +159,6 @@ final class WorkNodePool: @unchecked Sendable {
         waits += 1
         let seen = freed.snapshot
         let warnNow = !warned
-        warned = true
         lock.unlock()
         let start = MonotonicClock.nanoseconds
         BlockingWait.perform(.nodePool) {
@@ -169,6 +168,11 @@ final class WorkNodePool: @unchecked Sendable {
                                                 timeoutNanoseconds: warnPending ? Self.exhaustionWarningDelay : -1)
                 if !posted, warnPending, MonotonicClock.nanoseconds - start >= UInt64(Self.exhaustionWarningDelay) {
                     warnPending = false
+                    // One warning per process, printed by the first wait that lasts.
+                    if lock.withLock({ () -> Bool in
+                        defer { warned = true }
+                        return warned
+                    }) { continue }
                     ringletWarning("the work-node pool is full (\(capacity) nodes, configuration key "
                         + "'workNodes'); submitters are waiting for running items to finish. "
                         + "Raise 'workNodes' in the board profile or submit less work at once.")

@@ -33,6 +33,8 @@ final class Worker: @unchecked Sendable {
     var state: State = .searching
     /// Reserve threads only: activated to cover a blocked worker. Under the scheduler lock.
     var reserveActive = false
+    /// Blocked in a wait without a timeout (counts toward a deadlock). Under the scheduler lock.
+    var blockedUntimed = false
     /// Set by the thread itself once started.
     var context: ThreadContext?
 

@@ -60,13 +60,16 @@ public class DispatchGroup: DispatchObject, @unchecked Sendable {
         waitFor(timeoutNanoseconds: timeout.relativeNanoseconds)
     }
 
+    /// Returns once the count is zero, or once it has returned to zero since the call
+    /// began (`emptied` counts returns to zero), even if an `enter()` followed at once.
     private func waitFor(timeoutNanoseconds: Int64) -> DispatchTimeoutResult {
+        let start = emptied.snapshot
         if count.load(ordering: .acquiring) == 0 { return .success }
         let deadline = WaitDeadline(relativeNanoseconds: timeoutNanoseconds)
-        return BlockingWait.perform(.group(self)) {
+        return BlockingWait.perform(.group(self), timed: timeoutNanoseconds >= 0) {
             while true {
                 let seen = emptied.snapshot
-                if count.load(ordering: .acquiring) == 0 { return .success }
+                if seen != start || count.load(ordering: .acquiring) == 0 { return .success }
                 guard let remaining = deadline.remaining else { return .timedOut }
                 _ = BlockingWait.sleep(on: emptied, seen: seen, timeoutNanoseconds: remaining)
             }
@@ -76,7 +79,8 @@ public class DispatchGroup: DispatchObject, @unchecked Sendable {
     /// Submits `work` to `queue` when the count next reaches zero (at once if it is zero).
     public func notify(qos: DispatchQoS = .unspecified, flags: DispatchWorkItemFlags = [],
                        queue: DispatchQueue, execute work: @escaping @Sendable () -> Void) {
-        notify(queue: queue, work: DispatchWorkItem(qos: qos, flags: flags, block: work))
+        // GCD runs the block at the QoS of the thread that called notify.
+        notify(queue: queue, work: DispatchWorkItem(qos: qos, flags: flags.union(.assignCurrentContext), block: work))
     }
 
     /// Submits the work item `work` to `queue` when the count next reaches zero.

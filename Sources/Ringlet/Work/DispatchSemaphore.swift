@@ -61,7 +61,7 @@ public class DispatchSemaphore: DispatchObject, @unchecked Sendable {
     private func waitFor(timeoutNanoseconds: Int64) -> DispatchTimeoutResult {
         if value.wrappingSubtract(1, ordering: .acquiringAndReleasing).newValue >= 0 { return .success }
         let deadline = WaitDeadline(relativeNanoseconds: timeoutNanoseconds)
-        return BlockingWait.perform(.semaphore(self)) {
+        return BlockingWait.perform(.semaphore(self), timed: timeoutNanoseconds >= 0) {
             while true {
                 let seen = event.snapshot
                 if takeWakeup() { return .success }

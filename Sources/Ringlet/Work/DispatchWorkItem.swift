@@ -20,6 +20,11 @@ public class DispatchWorkItem: @unchecked Sendable {
     private var finished = false
     private var notifications: [(queue: DispatchQueue, work: DispatchWorkItem)] = []
     private var enqueuedOn: DispatchQueue?
+    private var enqueuedPriority = QoSPriority.lowest
+    /// Submissions so far, and the latest one that has started (a submission may be
+    /// queued twice when a waiter raises it, and runs once).
+    private var tickets: UInt32 = 0
+    private var startedTicket: UInt32 = 0
 
     /// Creates an item; nothing runs until it is submitted or performed.
     public init(qos: DispatchQoS = .unspecified, flags: DispatchWorkItemFlags = [],
@@ -42,14 +47,45 @@ public class DispatchWorkItem: @unchecked Sendable {
         finish()
     }
 
-    /// Run by a queue's drainer.
-    func invokeFromQueue() {
-        lock.withLock { enqueuedOn = nil }
-        perform()
+    /// Run by a queue's drainer for submission `ticket`. Returns false (and runs
+    /// nothing) when a raised copy of that submission already ran it.
+    func invokeFromQueue(ticket: UInt32) -> Bool {
+        let first = lock.withLock { () -> Bool in
+            if ticket != 0 && startedTicket >= ticket { return false }
+            startedTicket = max(startedTicket, ticket)
+            enqueuedOn = nil
+            return true
+        }
+        if first { perform() }
+        return first
     }
 
-    func willEnqueue(on queue: DispatchQueue, priority: QoSPriority) {
-        lock.withLock { if !finished { enqueuedOn = queue } }
+    /// Records a submission; returns its ticket.
+    func willEnqueue(on queue: DispatchQueue, priority: QoSPriority) -> UInt32 {
+        lock.withLock {
+            tickets &+= 1
+            if !finished {
+                enqueuedOn = queue
+                enqueuedPriority = priority
+            }
+            return tickets
+        }
+    }
+
+    /// A waiter at `priority` raises what it waits for: the queue holding the item,
+    /// or — on a global queue, which has no order to keep — a copy of the item's node
+    /// in the more urgent run queue (whichever is taken first runs the item).
+    private func raiseForWaiter(at priority: QoSPriority) {
+        let (holder, queuedAt, ticket) = lock.withLock { (finished ? nil : enqueuedOn, enqueuedPriority, tickets) }
+        guard let holder, priority > queuedAt else { return }
+        guard holder.isRoot else {
+            holder.raise(to: priority)
+            return
+        }
+        lock.withLock { enqueuedPriority = priority }
+        let node = RuntimeParts.withPool { $0.allocate(kind: .workItem, priority: priority, object: self) }
+        node.pointee.ticket = ticket
+        holder.push(node)
     }
 
     private func finish() {
@@ -87,10 +123,9 @@ public class DispatchWorkItem: @unchecked Sendable {
     }
 
     private func waitFor(timeoutNanoseconds: Int64) -> DispatchTimeoutResult {
-        let holder = lock.withLock { finished ? nil : enqueuedOn }
-        holder?.raise(to: ThreadContext.current.currentPriority)
+        raiseForWaiter(at: ThreadContext.current.currentPriority)
         let deadline = WaitDeadline(relativeNanoseconds: timeoutNanoseconds)
-        return BlockingWait.perform(.workItem(self)) {
+        return BlockingWait.perform(.workItem(self), timed: timeoutNanoseconds >= 0) {
             while true {
                 let seen = finishedEvent.snapshot
                 if lock.withLock({ finished }) { return .success }
@@ -103,7 +138,9 @@ public class DispatchWorkItem: @unchecked Sendable {
     /// Submits `execute` to `queue` once this item has run (at once if it has).
     public func notify(qos: DispatchQoS = .unspecified, flags: DispatchWorkItemFlags = [],
                        queue: DispatchQueue, execute: @escaping @Sendable () -> Void) {
-        notify(queue: queue, execute: DispatchWorkItem(qos: qos, flags: flags, block: execute))
+        // GCD runs the block at the QoS of the thread that called notify.
+        notify(queue: queue, execute: DispatchWorkItem(qos: qos, flags: flags.union(.assignCurrentContext),
+                                                       block: execute))
     }
 
     /// Submits the work item `execute` to `queue` once this item has run.
