@@ -166,7 +166,7 @@ struct Bench: ParsableCommand {
                 // Dispatch serves from its overcommit pool (a thread per runnable queue).
                 details += serialQueueVariant(measure(.dispatch, variant: "serial-queues"),
                                               measure(.ringlet, variant: "serial-queues"),
-                                              limit: workers + reserve + Int(ringlet["threads_before"] ?? 1) + 1)
+                                              limit: workers + reserve + 1 + Int(ringlet["threads_before"] ?? 1) + 1)
             }
         }
         print("")
@@ -198,13 +198,14 @@ struct Bench: ParsableCommand {
             target = "≤ " + benchFigure(limitRatio)
             pass = ratio.map { $0 <= limitRatio } ?? false
         } else {
-            // Threads: Ringlet's pool plus the threads that existed before it (main) and the sampler.
+            // Threads: Ringlet's pool and manager plus the threads that existed before it
+            // (main) and the sampler.
             let before = Int(ringlet["threads_before"] ?? 1)
-            let limit = workers + reserve + before + 1
+            let limit = workers + reserve + 1 + before + 1
             target = "≤ \(limit) threads"
             pass = r.map { Int($0) <= limit } ?? false
-            notes.append("threads: limit \(limit) = \(workers) workers + \(reserve) reserve + \(before) thread(s) "
-                + "before the runtime started (main) + 1 sampler")
+            notes.append("threads: limit \(limit) = \(workers) workers + \(reserve) reserve + 1 manager + \(before) "
+                + "thread(s) before the runtime started (main) + 1 sampler")
         }
         if ringlet.failure == nil && dispatch.failure == nil && r != nil && d != nil {
             notes += rowNotes(row, dispatch: dispatch, ringlet: ringlet, scale: scale)

@@ -2,6 +2,11 @@ import Testing
 @testable import Ringlet
 
 @Suite struct SmokeTests {
+    /// The node is the per-item memory cost (`workNodes` × stride): keep it at 48 bytes.
+    @Test func aWorkNodeIsFortyEightBytes() {
+        #expect(MemoryLayout<WorkNode>.stride == 48)
+    }
+
     @Test func asyncRunsAndGroupWaits() {
         let queue = DispatchQueue(label: "smoke")
         let group = DispatchGroup()

@@ -1,5 +1,8 @@
 /// One unit of pending work in a queue's FIFO or in a root run queue. Nodes come
 /// from the fixed `WorkNodePool`; queues link them intrusively through `next`.
+///
+/// Layout: the small fields come first so they share the 8 bytes after `next`;
+/// a node is 48 bytes (checked by a test).
 struct WorkNode {
     /// What the node carries; decides how a drainer runs it.
     enum Kind: UInt8 {
@@ -21,10 +24,6 @@ struct WorkNode {
     var isBarrier: Bool
     /// The QoS the node runs at (for tokens: the level they were pushed at).
     var priority: QoSPriority
-    var block: (() -> Void)?
-    var object: AnyObject?
-    /// Left once the node has run (`async(group:)`).
-    var group: DispatchGroup?
     /// For a node pushed straight to a global queue: that queue's `QoSLevel` raw value
     /// + 1 (0: none), so the item runs "on" the queue it was sent to even when its
     /// priority put it in another run queue (the default global queue's rule).
@@ -32,6 +31,10 @@ struct WorkNode {
     /// For `.workItem` nodes: which submission of the item this is, so a copy pushed
     /// to raise it (see `DispatchWorkItem.wait`) and the original run it only once.
     var ticket: UInt32 = 0
+    var block: (() -> Void)?
+    var object: AnyObject?
+    /// Left once the node has run (`async(group:)`).
+    var group: DispatchGroup?
 }
 
 extension WorkNode {
