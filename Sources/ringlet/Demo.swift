@@ -24,6 +24,7 @@ struct Demo: ParsableCommand {
         throughput()
         latencyUnderBackgroundLoad()
         blockingItems()
+        timers()
         let statistics = Runtime.statistics
         print("statistics")
         print("  items run per QoS: user-interactive \(statistics.itemsRunPerQoS.userInteractive), "
@@ -33,7 +34,7 @@ struct Demo: ParsableCommand {
         print("  work nodes: peak \(statistics.workNodesPeak) of \(statistics.workNodeCapacity), in use now "
             + "\(statistics.workNodesInUse), waits for a free node \(statistics.workNodeExhaustionWaits)")
         print("  process threads now: \(statistics.processThreads) (pool \(statistics.workers + statistics.reserve) "
-            + "+ main; never more)")
+            + "+ manager + main; never more)")
     }
 
     /// Many small items over serial queues of every QoS and a concurrent queue.
@@ -76,6 +77,28 @@ struct Demo: ParsableCommand {
         print("latency: user-interactive items while 16 background items spin 50 ms each: "
             + "p50 \(histogram.valueAtPercentile(50)) us, p99 \(histogram.valueAtPercentile(99)) us, "
             + "max \(histogram.max) us")
+    }
+
+    /// asyncAfter through the manager's timers: never early, late by at most the
+    /// window, and timers due close together share the manager's wake-ups.
+    private func timers() {
+        let lateness = LatencyRecorder()
+        let done = DispatchGroup()
+        let wakeupsBefore = Runtime.statistics.managerWakeups
+        let start = DispatchTime.now()
+        for index in 0..<100 {
+            let deadline = start + .milliseconds(20 + (index % 20) * 5)
+            done.enter()
+            DispatchQueue.global(qos: index % 2 == 0 ? .default : .utility).asyncAfter(deadline: deadline) {
+                lateness.record(microseconds: (now() - deadline.uptimeNanoseconds) / 1000)
+                done.leave()
+            }
+        }
+        done.wait()
+        let histogram = lateness.histogram
+        print("timers: 100 asyncAfter items due over 100 ms ran \(histogram.min)-\(histogram.max) us after their "
+            + "deadlines (p50 \(histogram.valueAtPercentile(50)) us, never early) on "
+            + "\(Runtime.statistics.managerWakeups - wakeupsBefore) manager wake-ups")
     }
 
     /// Items that block: the pool does not grow, the work still finishes.

@@ -9,6 +9,8 @@ extension DispatchQueue {
                            flags: DispatchWorkItemFlags = [], execute work: @escaping @Sendable () -> Void) {
         let priority = resolvePriority(for: QoSPriority(.unspecified), flags: flags.union(.detached), itemQoS: qos)
         let barrier = flags.contains(.barrier) && !isRoot
+        // Pending from now on, as far as the statistics go.
+        ThreadContext.withCurrent { $0.counters.countSubmitted(priority.level) }
         schedule(at: deadline.uptimeNanoseconds, level: priority.level) { [self] in
             let node = RuntimeParts.withPool {
                 $0.allocate(kind: .block, priority: priority, isBarrier: barrier, block: work)
