@@ -4,6 +4,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <poll.h>
 #include <liburing.h>
 #include <string.h>
 #include <stdlib.h>
@@ -120,6 +121,14 @@ int rl_ring_prep_read(rl_ring *ring, int fd, void *buffer, unsigned int length, 
     return 0;
 }
 
+int rl_ring_prep_poll_in(rl_ring *ring, int fd, unsigned long long user_data) {
+    struct io_uring_sqe *sqe = rl_ring_sqe(ring);
+    if (!sqe) return -EBUSY;
+    io_uring_prep_poll_add(sqe, fd, POLLIN);
+    io_uring_sqe_set_data64(sqe, user_data);
+    return 0;
+}
+
 int rl_ring_submit_and_wait(rl_ring *ring, unsigned int wait_nr) {
     return io_uring_submit_and_wait(&ring->ring, wait_nr);
 }
@@ -151,6 +160,16 @@ int rl_eventfd_signal(int fd) {
         if (n < 0 && errno == EINTR) continue;
         // EAGAIN: the counter is at its maximum, so a wake-up is already pending.
         if (n < 0 && errno == EAGAIN) return 0;
+        return n < 0 ? -errno : -EIO;
+    }
+}
+
+int rl_eventfd_drain(int fd) {
+    unsigned long long value;
+    for (;;) {
+        ssize_t n = read(fd, &value, sizeof value);
+        if (n == (ssize_t)sizeof value) return 0;
+        if (n < 0 && errno == EINTR) continue;
         return n < 0 ? -errno : -EIO;
     }
 }

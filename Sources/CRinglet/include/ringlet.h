@@ -160,6 +160,8 @@ int rl_ring_prep_timeout_remove(rl_ring *ring, unsigned long long target, unsign
 /// Queues a read of up to `length` bytes from `fd` into `buffer` (IORING_OP_READ).
 int rl_ring_prep_read(rl_ring *ring, int fd, void *buffer, unsigned int length, unsigned long long offset,
                       unsigned long long user_data);
+/// Queues a one-shot POLLIN poll of `fd` (IORING_OP_POLL_ADD, Linux 5.1+).
+int rl_ring_prep_poll_in(rl_ring *ring, int fd, unsigned long long user_data);
 /// Submits what is queued and waits for at least `wait_nr` completions.
 /// Returns the number submitted, or -errno (EINTR, EBUSY, EAGAIN...).
 int rl_ring_submit_and_wait(rl_ring *ring, unsigned int wait_nr);
@@ -173,6 +175,8 @@ unsigned int rl_ring_overflow_count(rl_ring *ring);
 int rl_eventfd_create(void);
 /// Adds 1 to an eventfd (write(2)); 0 or -errno.
 int rl_eventfd_signal(int fd);
+/// Resets an eventfd to 0 (a non-blocking read(2)); 0, or -errno (-EAGAIN: it was 0).
+int rl_eventfd_drain(int fd);
 /// Closes a file descriptor.
 void rl_close(int fd);
 

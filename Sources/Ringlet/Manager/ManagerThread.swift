@@ -43,7 +43,6 @@ final class ManagerThread: @unchecked Sendable {
     private var actions: [TimerAction?] = []
     private var armedDeadline: UInt64?
     private var timeoutGeneration: UInt64 = 0
-    private let wakeBuffer = UnsafeMutableRawBufferPointer.allocate(byteCount: 8, alignment: 8)
     // Statistics, under `lock`:
     private var wakeups = 0
     private var armedTimers = 0
@@ -176,10 +175,12 @@ final class ManagerThread: @unchecked Sendable {
         }
     }
 
+    /// Arms a poll of the eventfd (not a read: a ring read of a non-blocking eventfd
+    /// completes at once with EAGAIN on kernels before ~5.19, which would spin).
     private func armWakeRead(_ ring: Ring) {
         guard let wakeFD else { return }
         retrying(ring) { () throws(Errno) in
-            try ring.prepareRead(fd: wakeFD.fd, into: wakeBuffer, offset: 0, userData: userData(.wake, 0))
+            try ring.preparePollIn(fd: wakeFD.fd, userData: userData(.wake, 0))
         }
     }
 
@@ -205,6 +206,7 @@ final class ManagerThread: @unchecked Sendable {
         while let completion = ring.nextCompletion() {
             switch Tag(rawValue: completion.userData >> 56) {
             case .wake:
+                wakeFD?.drain()
                 armWakeRead(ring)
             case .timeout:
                 // A completion for a timeout replaced since is recognised by its

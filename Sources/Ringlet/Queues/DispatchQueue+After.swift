@@ -7,16 +7,21 @@ extension DispatchQueue {
     /// no QoS from the submitting thread unless `qos` says so.
     public func asyncAfter(deadline: DispatchTime, qos: DispatchQoS = .unspecified,
                            flags: DispatchWorkItemFlags = [], execute work: @escaping @Sendable () -> Void) {
+        // GCD: a deadline that never comes schedules nothing.
+        if deadline == .distantFuture { return }
         let priority = resolvePriority(for: QoSPriority(.unspecified), flags: flags.union(.detached), itemQoS: qos)
         let barrier = flags.contains(.barrier) && !isRoot
-        // Pending from now on, as far as the statistics go.
-        ThreadContext.withCurrent { $0.counters.countSubmitted(priority.level) }
-        schedule(at: deadline.uptimeNanoseconds, level: priority.level) { [self] in
-            let node = RuntimeParts.withPool {
-                $0.allocate(kind: .block, priority: priority, isBarrier: barrier, block: work)
+        // The node is taken now, on the caller's thread, where waiting for a full pool
+        // is allowed: the manager thread only pushes it and never waits. Pending from
+        // now on, as far as the statistics go.
+        let node = ThreadContext.withCurrent { context in
+            context.counters.countSubmitted(priority.level)
+            return RuntimeParts.withPool {
+                $0.allocate(kind: .block, priority: priority, isBarrier: barrier, block: work, context: context)
             }
-            push(node)
         }
+        let target = PendingNode(node)
+        schedule(at: deadline.uptimeNanoseconds, level: priority.level) { [self] in push(target.node) }
     }
 
     /// As `asyncAfter(deadline:...)` with a wall-clock deadline. The deadline is
@@ -29,8 +34,9 @@ extension DispatchQueue {
 
     /// Submits a work item once `deadline` has passed.
     public func asyncAfter(deadline: DispatchTime, execute workItem: DispatchWorkItem) {
-        let level = workItem.qos.qosClass == .unspecified ? QoSLevel.default : workItem.qos.level
-        schedule(at: deadline.uptimeNanoseconds, level: level) { [self] in submit(workItem, group: nil) }
+        if deadline == .distantFuture { return }
+        let node = PendingNode(makeWorkItemNode(workItem, group: nil))
+        schedule(at: deadline.uptimeNanoseconds, level: node.node.pointee.priority.level) { [self] in push(node.node) }
     }
 
     /// Submits a work item once the wall clock reaches `wallDeadline`.
@@ -51,4 +57,11 @@ extension DispatchQueue {
         if remaining < 0 { return .distantFuture }
         return DispatchTime(uptimeNanoseconds: MonotonicClock.nanoseconds &+ UInt64(remaining))
     }
+}
+
+/// A node taken at `asyncAfter` time, carried to the manager thread in the timer's
+/// action (a raw pointer is not Sendable).
+private struct PendingNode: @unchecked Sendable {
+    let node: WorkNodeRef
+    init(_ node: WorkNodeRef) { self.node = node }
 }

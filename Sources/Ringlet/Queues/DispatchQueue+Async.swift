@@ -32,6 +32,12 @@ extension DispatchQueue {
     }
 
     func submit(_ workItem: DispatchWorkItem, group: DispatchGroup?) {
+        push(makeWorkItemNode(workItem, group: group))
+    }
+
+    /// The node for one submission of `workItem` to this queue (QoS resolved, group
+    /// entered, submission counted); the caller pushes it.
+    func makeWorkItemNode(_ workItem: DispatchWorkItem, group: DispatchGroup?) -> WorkNodeRef {
         let context = ThreadContext.current
         let submitter = workItem.flags.contains(.assignCurrentContext)
             ? workItem.capturedPriority : context.propagatedPriority
@@ -44,7 +50,7 @@ extension DispatchQueue {
                         object: workItem, group: group, context: context)
         }
         node.pointee.ticket = ticket
-        push(node)
+        return node
     }
 
     /// The QoS an item runs at on this queue (GCD's rules, DESIGN.md "Propagation"):

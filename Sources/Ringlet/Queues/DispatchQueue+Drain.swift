@@ -63,6 +63,7 @@ extension DispatchQueue {
             // target's drain, this thread also holds the target and keeps the work.
             let mayHandOver = topLevel && targetIsRoot && !isMain
             var handedOver = false
+            var waiterNode: WorkNodeRef?
             var untilBatchEnd = batch
             running = 1
             lock.unlock()
@@ -73,7 +74,12 @@ extension DispatchQueue {
                     ran += 1
                     handedOver = true
                     stop = true
-                    NodeRunner.handOver(node, context: context)
+                    waiterNode = node
+                    if node == marker {
+                        // The raising item is the one handed over: the raise ends here.
+                        markerPassed = true
+                        detachedPriority = chain.map(Self.highestPriority(startingAt:)) ?? .lowest
+                    }
                     break
                 }
                 let passedMarker = node == marker
@@ -116,6 +122,11 @@ extension DispatchQueue {
                 if detachedPriority > pendingMaxPriority { pendingMaxPriority = detachedPriority }
                 // The raising item is still ahead: the raise ends when it is reached.
                 if !markerPassed && overrideMarker == nil { overrideMarker = marker }
+            }
+            if let waiterNode {
+                // Only now, with the rest of the batch back in the FIFO under the lock,
+                // may the caller run: whatever it unblocks comes after those items.
+                NodeRunner.handOver(waiterNode, context: context)
             }
             if stop { return }
             if fifo.isEmpty {

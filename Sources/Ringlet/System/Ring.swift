@@ -61,6 +61,13 @@ final class Ring {
         if r < 0 { throw Errno(negated: r) }
     }
 
+    /// Queues a one-shot readiness poll (POLLIN) of `fd`: the completion comes when
+    /// `fd` has data. Portable to 5.x kernels, unlike a read of a non-blocking fd.
+    func preparePollIn(fd: Int32, userData: UInt64) throws(Errno) {
+        let r = rl_ring_prep_poll_in(handle, fd, userData)
+        if r < 0 { throw Errno(negated: r) }
+    }
+
     /// Submits what is queued and sleeps until `waitFor` completions are there.
     /// EINTR (a signal) is retried; EBUSY/EAGAIN (completions to reap first) and
     /// other errors are thrown for the owner to handle.
@@ -107,6 +114,9 @@ struct EventFD {
         let r = rl_eventfd_signal(fd)
         if r < 0 { ringletBug("eventfd \(fd) refused a wake-up: \(Errno(negated: r).name)") }
     }
+
+    /// Takes every pending wake-up (the counter goes back to 0).
+    func drain() { _ = rl_eventfd_drain(fd) }
 
     func close() { rl_close(fd) }
 }
