@@ -15,6 +15,7 @@ enum DispatchSide {
         case .threads: return blocking(scale, serialQueues: variant == "serial-queues")
         case .latency: return latency(scale)
         case .memory: return memory(scale)
+        case .idleWakeups: return idleWakeups(scale)
         }
     }
 
@@ -194,5 +195,25 @@ enum DispatchSide {
         let expected = scale.queues * scale.pendingPerQueue
         return [("rss_delta_bytes", Double(after - before)), ("rss_before_bytes", Double(before)),
                 ("items", Double(expected)), ("items_run", Double(counter.value.load(ordering: .relaxed)))]
+    }
+
+    /// Context switches of the runtime's threads (all but the calling one) while it is idle
+    /// for `scale.idleNanoseconds`, after a warm-up of 20 small items.
+    static func idleWakeups(_ scale: BenchScale) -> [(String, Double)] {
+        let queue = DispatchQueue(label: "bench.idle")
+        // Touch Dispatch so that its threads exist: a few items on the default global
+        // queue and on a serial queue.
+        let touch = DispatchGroup()
+        for _ in 0..<4 { DispatchQueue.global().async(group: touch) {} }
+        for _ in 0..<4 { queue.async(group: touch) {} }
+        touch.wait()
+        let counter = Counter()
+        let group = DispatchGroup()
+        for i in 0..<20 {
+            (i % 2 == 0 ? DispatchQueue.global() : queue).async(group: group) { counter.add() }
+        }
+        group.wait()
+        return benchIdleWakeups(nanoseconds: scale.idleNanoseconds)
+            + [("warmup_items_run", Double(counter.value.load(ordering: .relaxed)))]
     }
 }

@@ -32,6 +32,7 @@ enum RingletSide {
         case .threads: out = blocking(scale, serialQueues: variant == "serial-queues")
         case .latency: out = latency(scale)
         case .memory: out = memory(scale)
+        case .idleWakeups: out = idleWakeups(scale)
         }
         let statistics = Runtime.statistics
         out += [("node_exhaustion_waits", Double(statistics.workNodeExhaustionWaits)),
@@ -217,5 +218,20 @@ enum RingletSide {
         return [("rss_delta_bytes", Double(after - before)), ("rss_before_bytes", Double(before)),
                 ("items", Double(expected)), ("items_run", Double(counter.value.load(ordering: .relaxed))),
                 ("nodes_in_use", Double(nodesInUse))]
+    }
+
+    /// Context switches of the runtime's threads (all but the calling one) while it is idle
+    /// for `scale.idleNanoseconds`, after a warm-up of 20 small items.
+    static func idleWakeups(_ scale: BenchScale) -> [(String, Double)] {
+        let queue = DispatchQueue(label: "bench.idle")
+        // The runtime was started by the child's setup (RingletSide.start()).
+        let counter = Counter()
+        let group = DispatchGroup()
+        for i in 0..<20 {
+            (i % 2 == 0 ? DispatchQueue.global() : queue).async(group: group) { counter.add() }
+        }
+        group.wait()
+        return benchIdleWakeups(nanoseconds: scale.idleNanoseconds)
+            + [("warmup_items_run", Double(counter.value.load(ordering: .relaxed)))]
     }
 }

@@ -10,6 +10,7 @@ enum BenchRow: String, CaseIterable {
     case threads = "threads"
     case latency = "latency"
     case memory = "memory"
+    case idleWakeups = "idle-wakeups"
 }
 
 /// Which runtime a child process measures.
@@ -44,18 +45,22 @@ struct BenchScale {
     /// Queues (each holding `pendingPerQueue` items) for the memory row.
     var queues: Int
     var pendingPerQueue: Int
+    /// How long the idle-wakeups row watches the idle runtime's threads.
+    var idleNanoseconds: UInt64
 
     static let full = BenchScale(
         serialItems: 1_000_000, hops: 100_000, syncCalls: 1_000_000, performIterations: 1_000_000,
         repetitions: 5, blockingItems: 256, blockingNanoseconds: 20_000_000,
         floodItems: 64, floodCPUNanoseconds: 100_000_000, interactiveItems: 200,
-        interactiveGapNanoseconds: 2_000_000, queues: 10_000, pendingPerQueue: 10)
+        interactiveGapNanoseconds: 2_000_000, queues: 10_000, pendingPerQueue: 10,
+        idleNanoseconds: 10_000_000_000)
 
     static let quick = BenchScale(
         serialItems: 100_000, hops: 10_000, syncCalls: 100_000, performIterations: 100_000,
         repetitions: 1, blockingItems: 64, blockingNanoseconds: 20_000_000,
         floodItems: 64, floodCPUNanoseconds: 100_000_000, interactiveItems: 50,
-        interactiveGapNanoseconds: 2_000_000, queues: 1_000, pendingPerQueue: 10)
+        interactiveGapNanoseconds: 2_000_000, queues: 1_000, pendingPerQueue: 10,
+        idleNanoseconds: 2_000_000_000)
 }
 
 extension BenchRow {
@@ -72,6 +77,8 @@ extension BenchRow {
             return "user-interactive p99 latency under \(scale.floodItems) background items, µs"
         case .memory:
             return "RSS, \(benchCount(scale.queues)) queues × \(scale.pendingPerQueue) pending items, MiB"
+        case .idleWakeups:
+            return "idle wake-ups, context switches in \(scale.idleNanoseconds / 1_000_000_000) s"
         }
     }
 
@@ -85,6 +92,7 @@ extension BenchRow {
         case .threads: return nil
         case .latency: return 0.5
         case .memory: return 0.5
+        case .idleWakeups: return nil
         }
     }
 
@@ -95,6 +103,7 @@ extension BenchRow {
         case .threads: return "peak"
         case .latency: return "p99_ns"
         case .memory: return "rss_delta_bytes"
+        case .idleWakeups: return "switches"
         }
     }
 
@@ -104,15 +113,15 @@ extension BenchRow {
         switch self {
         case .serialAsync, .pingPong, .sync, .concurrentPerform: return 2
         case .latency: return 3
-        case .threads, .memory: return 1
+        case .threads, .memory, .idleWakeups: return 1
         }
     }
 
-    /// The headline figure as the table shows it (ns, threads, µs, MiB).
+    /// The headline figure as the table shows it (ns, threads, µs, MiB, context switches).
     func display(_ value: Double) -> String {
         switch self {
         case .serialAsync, .pingPong, .sync, .concurrentPerform: return benchFigure(value)
-        case .threads: return benchFixed(value, 0)
+        case .threads, .idleWakeups: return benchFixed(value, 0)
         case .latency: return benchFigure(value / 1000)
         case .memory: return benchFigure(value / 1_048_576)
         }
@@ -124,6 +133,7 @@ extension BenchRow {
         case .threads:
             return 30 + Int(UInt64(scale.blockingItems) * scale.blockingNanoseconds / 1_000_000_000)
         case .latency, .memory: return 60
+        case .idleWakeups: return 30 + Int(scale.idleNanoseconds / 1_000_000_000)
         default: return 30
         }
     }
