@@ -39,10 +39,11 @@ extension DispatchQueue {
         return scheduler.hasMoreUrgentWork(than: index, for: band)
     }
 
-    /// Serial queues: detach up to a batch of nodes under one lock and run them
-    /// without it (the drainer holds the queue's one slot throughout, so nothing can
-    /// overtake). Between items, a suspension or a reason to yield puts the rest of
-    /// the batch back at the head. Invoked and returns with the lock held.
+    /// Serial queues: detach the whole FIFO under the lock and run it without the
+    /// lock (the drainer holds the queue's one slot throughout, so nothing can
+    /// overtake). A suspension, a reason to yield, a full batch with other work
+    /// waiting, or a sync handed over puts the rest back at the head. Invoked and
+    /// returns with the lock held.
     private func drainSerialLocked(index: Int, context: ThreadContext, topLevel: Bool) {
         let band = context.worker?.band
         let scheduler = RuntimeParts.shared.scheduler.takeUnretainedValue()
@@ -130,7 +131,7 @@ extension DispatchQueue {
             }
             if stop { return }
             if fifo.isEmpty {
-                if !topLevel || band == nil || !waitBrieflyForPushLocked(scheduler: scheduler) { return }
+                if !topLevel || band == nil || !waitBrieflyForPushLocked() { return }
                 continue
             }
             if shouldYield(index: index, band: band, scheduler: scheduler) { return }
@@ -154,7 +155,7 @@ extension DispatchQueue {
     /// The queue ran dry: keep its slot and spin up to `spinMicroseconds` for another
     /// push, so a producer that keeps up does not pay a token and a wake-up per
     /// batch. Returns true when items arrived. Invoked and returns with the lock held.
-    private func waitBrieflyForPushLocked(scheduler: Scheduler) -> Bool {
+    private func waitBrieflyForPushLocked() -> Bool {
         let spin = RuntimeParts.shared.spinMicroseconds
         if spin == 0 || isSuspendedLocked { return false }
         let seen = pushCount.load(ordering: .relaxed)

@@ -66,7 +66,9 @@ extension DispatchQueue {
     private func runHolding(_ body: () -> Void, context: ThreadContext) {
         let outer = context.currentQueueReference
         if let outer { context.outerQueues.append(outer) }
-        context.running(on: self, at: syncPriority(context), body)
+        let saved = context.enter(Unmanaged.passUnretained(self), at: syncPriority(context))
+        body()
+        context.restore(saved)
         if outer != nil { context.outerQueues.removeLast() }
     }
 

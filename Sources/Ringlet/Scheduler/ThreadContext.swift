@@ -123,19 +123,4 @@ final class ThreadContext {
         currentQueueReference = saved.queue
         currentPriority = saved.priority
     }
-
-    /// Runs `body` as work of `queue` at `priority`, restoring the previous state.
-    @inline(__always)
-    func running<R, E: Error>(on queue: DispatchQueue?, at priority: QoSPriority,
-                              _ body: () throws(E) -> R) throws(E) -> R {
-        let savedQueue = currentQueueReference
-        let savedPriority = currentPriority
-        currentQueueReference = queue.map { Unmanaged.passUnretained($0) }
-        currentPriority = priority
-        defer {
-            currentQueueReference = savedQueue
-            currentPriority = savedPriority
-        }
-        return try body()
-    }
 }

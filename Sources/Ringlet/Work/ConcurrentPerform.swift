@@ -16,7 +16,7 @@ extension DispatchQueue {
         let context = ThreadContext.current
         let priority = context.propagatedPriority.level == .unspecified
             ? QoSPriority(.default) : context.propagatedPriority
-        let configuration = Runtime.shared.configuration
+        let configuration = Runtime.current.configuration
         let bandWorkers = priority.level >= .default
             ? configuration.workers - configuration.lowQoSWorkers : configuration.lowQoSWorkers
         // One participant per core at most (the caller is one): more threads than
@@ -27,8 +27,9 @@ extension DispatchQueue {
             let state = PerformState(iterations: iterations, participants: helpers + 1, work: escapable)
             let root = DispatchQueue.global(qos: priority.level.qosClass)
             for _ in 0..<helpers {
-                let node = Runtime.shared.pool.allocate(kind: .block, priority: priority,
-                                                        block: { state.help() })
+                let node = RuntimeParts.withPool {
+                    $0.allocate(kind: .block, priority: priority, block: { state.help() }, context: context)
+                }
                 root.push(node)
             }
             state.help()
