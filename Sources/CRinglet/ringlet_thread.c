@@ -60,6 +60,9 @@ struct rl_thread_start_args {
 static void *rl_thread_trampoline(void *raw) {
     struct rl_thread_start_args args = *(struct rl_thread_start_args *)raw;
     free(raw);
+    // Ringlet's threads leave asynchronous signals to the program's threads (or to
+    // the manager's signalfd), as libdispatch's workers do.
+    rl_signal_block_asynchronous();
     args.entry(args.context);
     return NULL;
 }

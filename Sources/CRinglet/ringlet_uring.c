@@ -1,5 +1,5 @@
-// ringlet_uring.c — io_uring probing with liburing. The manager thread's ring
-// (submission, completion, timers, sources) will live beside this file.
+// ringlet_uring.c — io_uring probing and the manager thread's ring with liburing:
+// setup, timeouts, reads, eventfds. Source requests are in ringlet_source.c.
 #include "ringlet.h"
 
 #include <errno.h>
@@ -48,6 +48,8 @@ struct rl_ring {
     // serves every rl_ring_prep_timeout call (io_timeout_prep, io_uring/timeout.c).
     struct __kernel_timespec timeout;
 };
+
+struct io_uring *rl_ring_uring(rl_ring *ring) { return &ring->ring; }
 
 rl_ring *rl_ring_create(unsigned int sq_entries, unsigned int cq_entries, unsigned int *setup_flags,
                         unsigned int *features, int *error) {

@@ -69,6 +69,8 @@ final class AtomicCounter: @unchecked Sendable {
     @discardableResult
     func increment() -> Int { storage.wrappingAdd(1, ordering: .sequentiallyConsistent).newValue }
     @discardableResult
+    func increment(by delta: Int) -> Int { storage.wrappingAdd(delta, ordering: .sequentiallyConsistent).newValue }
+    @discardableResult
     func decrement() -> Int { storage.wrappingSubtract(1, ordering: .sequentiallyConsistent).newValue }
     var value: Int { storage.load(ordering: .sequentiallyConsistent) }
 }

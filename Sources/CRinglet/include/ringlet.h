@@ -71,7 +71,8 @@ unsigned long long rl_clock_thread_cpu_ns(void);
 
 typedef void (*rl_thread_entry)(void *context);
 /// Starts a detached thread running `entry(context)` with a stack of `stack_bytes`
-/// (0: the system default). Returns 0 or -errno (pthread_create(3)).
+/// (0: the system default), with asynchronous signals blocked. Returns 0 or -errno
+/// (pthread_create(3)).
 int rl_thread_start(rl_thread_entry entry, void *context, unsigned long long stack_bytes);
 /// The kernel thread id of the caller (gettid(2)).
 int rl_thread_id(void);
@@ -179,6 +180,92 @@ int rl_eventfd_signal(int fd);
 int rl_eventfd_drain(int fd);
 /// Closes a file descriptor.
 void rl_close(int fd);
+
+// MARK: Sources (ringlet_source.c)
+
+/// poll(2) event bits, as the kernel defines them.
+#define RL_POLLIN  0x001U
+#define RL_POLLOUT 0x004U
+#define RL_POLLERR 0x008U
+#define RL_POLLHUP 0x010U
+/// IORING_CQE_F_MORE: a multishot request will post more completions.
+#define RL_CQE_F_MORE (1U << 1)
+/// Signal numbers Ringlet can watch are below this (standard and real-time signals).
+#define RL_SIGNAL_LIMIT 65
+
+/// Queues a readiness poll of `fd` for `events`; `multishot` keeps it armed
+/// (IORING_POLL_ADD_MULTI, Linux 5.13+). 0 or -EBUSY.
+int rl_ring_prep_poll(rl_ring *ring, int fd, unsigned int events, int multishot, unsigned long long user_data);
+/// Queues the removal of the poll queued with `target` (IORING_OP_POLL_REMOVE).
+int rl_ring_prep_poll_remove(rl_ring *ring, unsigned long long target, unsigned long long user_data);
+
+/// 0 when `fd` is an open descriptor, else -EBADF (fcntl F_GETFD).
+int rl_fd_check(int fd);
+/// Bytes waiting to be read from `fd` (FIONREAD), or -errno.
+long long rl_fd_readable_bytes(int fd);
+/// Bytes that can be written to `fd` without blocking: a pipe's free capacity or a
+/// socket's free send buffer; -ENOTSUP for other descriptors.
+long long rl_fd_writable_bytes(int fd);
+/// poll(2) with a zero timeout: the ready events among `events` (0 when none), or -errno.
+int rl_fd_poll_now(int fd, unsigned int events);
+/// fstat(2): size and link count.
+int rl_fd_stat(int fd, long long *size, long long *links);
+/// read(2)/write(2) retried on EINTR: bytes moved or -errno. For tests and demos.
+long long rl_fd_read(int fd, void *buffer, unsigned long long length);
+long long rl_fd_write(int fd, const void *buffer, unsigned long long length);
+/// pipe2(2) with O_CLOEXEC (and O_NONBLOCK when asked): fds[0] reads, fds[1] writes.
+int rl_pipe(int fds[2], int nonblocking);
+
+/// pidfd_open(2): a descriptor that becomes readable when `pid` exits; -errno
+/// (-ESRCH: no such process, -ENOSYS: kernel before 5.3).
+int rl_pidfd_open(int pid);
+/// Forks a child that sleeps `delay_ns` then exits with `status`; its pid or -errno.
+int rl_process_spawn_exit(int status, long long delay_ns);
+/// Waits for child `pid`; its exit status (128 + signal when killed) or -errno.
+int rl_process_reap(int pid);
+
+/// Creates an inotify instance watching the file open as `fd` (through
+/// /proc/self/fd): modify, attrib, delete-self, move-self, unmount. Its fd or -errno.
+int rl_inotify_watch_fd(int fd, unsigned int *mask_out);
+/// Reads every pending inotify event; the OR of their IN_* masks, or -errno.
+long long rl_inotify_take(int ifd);
+/// IN_* bits of inotify(7).
+#define RL_IN_MODIFY      0x00000002U
+#define RL_IN_ATTRIB      0x00000004U
+#define RL_IN_MOVE_SELF   0x00000800U
+#define RL_IN_DELETE_SELF 0x00000400U
+#define RL_IN_UNMOUNT     0x00002000U
+#define RL_IN_IGNORED     0x00008000U
+
+/// The eventfd Ringlet's signal handler writes to wake the manager (-1: none).
+void rl_signal_set_wake_fd(int fd);
+/// 1 when `signo` can have a handler (not SIGKILL or SIGSTOP, below RL_SIGNAL_LIMIT).
+int rl_signal_is_catchable(int signo);
+/// Installs Ringlet's handler for `signo`: it counts the signal, wakes the manager
+/// and then calls the handler that was installed before (which keeps working).
+int rl_signal_install(int signo);
+/// Puts the previous handler back (unless the program replaced Ringlet's since).
+int rl_signal_uninstall(int signo);
+/// Signals of `signo` the handler caught since the last call.
+unsigned int rl_signal_take_caught(int signo);
+/// Creates (fd < 0) or updates a signalfd for the signals whose `watched[signo]`
+/// is non-zero (RL_SIGNAL_LIMIT entries). The fd or -errno.
+int rl_signalfd_update(int fd, const unsigned char *watched);
+/// Reads every pending signal from a signalfd, adds each to `counts[signo]` and
+/// calls the program's previous handler for it. 0 or -errno.
+int rl_signalfd_take(int fd, unsigned int *counts);
+/// Blocks every asynchronous signal in the calling thread (Ringlet's own threads),
+/// so that signals go to the program's threads or stay pending for a signalfd.
+void rl_signal_block_asynchronous(void);
+/// kill(getpid(), signo) and tgkill(getpid(), tid, signo). 0 or -errno.
+int rl_signal_send(int signo);
+int rl_signal_send_thread(int tid, int signo);
+/// Blocks (block != 0) or unblocks `signo` in the calling thread. 0 or -errno.
+int rl_signal_block_in_thread(int signo, int block);
+
+/// Creates (fd < 0) or re-arms a CLOCK_REALTIME timerfd that becomes readable when
+/// the wall clock is set (TFD_TIMER_CANCEL_ON_SET). The fd or -errno.
+int rl_clock_change_watch(int fd);
 
 #ifdef __cplusplus
 }

@@ -1,3 +1,4 @@
+import CRinglet
 import Synchronization
 
 /// The manager thread: the one owner of the io_uring and of the timer structure
@@ -21,28 +22,66 @@ final class ManagerThread: @unchecked Sendable {
     /// What other threads ask of the manager.
     enum Request {
         /// Arm a one-shot timer: at `deadline` (window `leeway` wide) push `action`.
-        case oneShot(deadline: UInt64, leeway: UInt64, action: TimerAction)
+        /// With `wall`, `deadline` is wall-clock time and follows changes of the clock.
+        case oneShot(deadline: UInt64, leeway: UInt64, wall: Bool, action: TimerAction)
+        /// Arm a source's kernel side (poll, signal, timer).
+        case register(DispatchSource)
+        /// A timer source's schedule changed.
+        case reschedule(DispatchSource)
+        /// Disarm a source; its cancel handler runs once nothing can fire any more.
+        case cancel(DispatchSource)
+        /// Re-read the wall clock's offset and move wall-clock timers (the clock-change
+        /// watch posts this; tests post it after moving the test offset).
+        case wallClockChanged
     }
 
-    private enum Tag: UInt64 {
+    /// The kind of request a completion answers: the top byte of its user data.
+    enum Tag: UInt64 {
         case wake = 1
         case timeout = 2
         case timeoutRemove = 3
+        case poll = 4
+        case pollRemove = 5
+        case signals = 6
+        case clockChange = 7
     }
 
-    private let configuration: RuntimeConfiguration
-    private let leewayPolicy: TimerLeewayPolicy
+    /// Who a timer in `timers` belongs to.
+    struct TimerOwner {
+        enum Target {
+            case action(TimerAction)
+            case source(DispatchSource)
+        }
+        var target: Target
+        /// For wall-clock timers: (wall clock − monotonic clock) when the deadline was
+        /// converted, so a clock change can move it by the difference.
+        var wallOffset: Int64?
+    }
+
+    let configuration: RuntimeConfiguration
+    let leewayPolicy: TimerLeewayPolicy
     private let lock = FutexLock()
     private var requests: [Request] = []
     /// True while the manager runs (or is about to): producers then skip the eventfd.
     private let awake = Atomic<Bool>(true)
-    private var wakeFD: EventFD?
+    private(set) var wakeFD: EventFD?
+    /// The manager's kernel thread id (for tests that direct a signal at it).
+    private(set) var threadID: Int32 = 0
     // Owned by the manager thread:
     private var ring: Ring?
-    private var timers = TimerQueue()
-    private var actions: [TimerAction?] = []
+    var ringForSources: Ring? { ring }
+    var timers = TimerQueue()
+    var timerOwners: [TimerOwner?] = []
     private var armedDeadline: UInt64?
     private var timeoutGeneration: UInt64 = 0
+    /// Sources with a kernel side, by slot (see ManagerThread+Sources.swift).
+    var sourceSlots: [DispatchSource?] = []
+    var freeSourceSlots: [Int] = []
+    var signals = SignalWatch()
+    var sourceGeneration: UInt32 = 0
+    var clockWatchFD: Int32 = -1
+    /// Multishot polls work here (cleared on the first EINVAL: kernels before 5.13).
+    var multishotPolls = true
     // Statistics, under `lock`:
     private var wakeups = 0
     private var armedTimers = 0
@@ -97,6 +136,7 @@ final class ManagerThread: @unchecked Sendable {
 
     private func threadMain(started: FutexEvent, outcome: StartOutcome) {
         ThreadControl.setName("ringlet-m")
+        threadID = ThreadControl.threadID
         ThreadContext.install(ThreadContext(worker: nil))
         do throws(RuntimeError) {
             let entries = UInt32(configuration.ringEntries)
@@ -107,6 +147,7 @@ final class ManagerThread: @unchecked Sendable {
             }
             do throws(Errno) {
                 wakeFD = try EventFD()
+                rl_signal_set_wake_fd(wakeFD.unsafelyUnwrapped.fd)
             } catch {
                 throw RuntimeError.eventfdUnavailable(error)
             }
@@ -148,12 +189,38 @@ final class ManagerThread: @unchecked Sendable {
         }
         for request in taken {
             switch request {
-            case .oneShot(let deadline, let leeway, let action):
-                let handle = timers.schedule(deadline: deadline, leeway: leeway, interval: 0)
-                while actions.count <= handle.slot { actions.append(nil) }
-                actions[handle.slot] = action
+            case .oneShot(let deadline, let leeway, let wall, let action):
+                armTimer(deadline: deadline, wall: wall, interval: 0, leeway: leeway, owner: .action(action))
+            case .register(let source): register(source, ring.unsafelyUnwrapped)
+            case .reschedule(let source): reschedule(source)
+            case .cancel(let source): unregister(source, ring.unsafelyUnwrapped)
+            case .wallClockChanged: moveWallClockTimers()
             }
         }
+    }
+
+    /// Adds a timer; a wall-clock deadline is converted to the monotonic clock with
+    /// today's offset, which is kept to follow later changes of the clock.
+    @discardableResult
+    func armTimer(deadline: UInt64, wall: Bool, interval: UInt64, leeway: UInt64,
+                  owner: TimerOwner.Target) -> TimerQueue.Handle {
+        var monotonic = deadline
+        var offset: Int64?
+        if wall {
+            watchClockChanges()
+            let now = Self.wallClockOffset()
+            offset = now
+            monotonic = UInt64(max(Int64(bitPattern: deadline) &- now, 0))
+        }
+        let handle = timers.schedule(deadline: monotonic, leeway: leeway, interval: interval)
+        while timerOwners.count <= handle.slot { timerOwners.append(nil) }
+        timerOwners[handle.slot] = TimerOwner(target: owner, wallOffset: offset)
+        return handle
+    }
+
+    /// Wall clock minus monotonic clock, in nanoseconds.
+    static func wallClockOffset() -> Int64 {
+        WallClock.nanoseconds &- Int64(bitPattern: MonotonicClock.nanoseconds)
     }
 
     /// Keeps exactly one timeout armed, at the end of the earliest window.
@@ -208,6 +275,7 @@ final class ManagerThread: @unchecked Sendable {
             case .wake:
                 wakeFD?.drain()
                 armWakeRead(ring)
+                takeCaughtSignals()
             case .timeout:
                 // A completion for a timeout replaced since is recognised by its
                 // generation and dropped.
@@ -216,7 +284,13 @@ final class ManagerThread: @unchecked Sendable {
                     armedDeadline = nil
                 }
                 fireTimers = true
-            case .timeoutRemove, .none:
+            case .poll:
+                pollCompleted(completion, ring)
+            case .signals:
+                signalsCompleted(completion, ring)
+            case .clockChange:
+                clockChanged(completion, ring)
+            case .timeoutRemove, .pollRemove, .none:
                 break
             }
         }
@@ -227,14 +301,23 @@ final class ManagerThread: @unchecked Sendable {
 
     private func fire(at now: UInt64) {
         for firing in timers.fire(at: now) {
-            guard let action = actions[firing.handle.slot] else { continue }
-            actions[firing.handle.slot] = nil
-            action()
+            guard let owner = timerOwners[firing.handle.slot] else { continue }
+            switch owner.target {
+            case .action(let action):
+                timerOwners[firing.handle.slot] = nil
+                action()
+            case .source(let source):
+                // A repeating timer stays armed under a new generation; a one-shot is gone.
+                let current = timers.currentHandle(slot: firing.handle.slot)
+                if current == nil { timerOwners[firing.handle.slot] = nil }
+                source.registration.timer = current
+                source.timerFired(count: firing.count)
+            }
         }
     }
 
     /// A full submission queue is submitted and the preparation retried.
-    private func retrying(_ ring: Ring, _ prepare: () throws(Errno) -> Void) {
+    func retrying(_ ring: Ring, _ prepare: () throws(Errno) -> Void) {
         for _ in 0..<3 {
             do throws(Errno) {
                 try prepare()
@@ -246,7 +329,7 @@ final class ManagerThread: @unchecked Sendable {
         ringletBug("the manager's submission queue stays full ('ringEntries' \(configuration.ringEntries))")
     }
 
-    private func userData(_ tag: Tag, _ generation: UInt64) -> UInt64 {
+    func userData(_ tag: Tag, _ generation: UInt64) -> UInt64 {
         tag.rawValue << 56 | (generation & 0x00FF_FFFF_FFFF_FFFF)
     }
 }

@@ -72,6 +72,28 @@ struct TimerQueue {
         armedCount -= 1
     }
 
+    /// The handle of the timer armed in `slot`, if any (a repeating timer's handle
+    /// changes each time it fires).
+    func currentHandle(slot: Int) -> Handle? {
+        guard slot < entries.count, entries[slot].armed else { return nil }
+        return Handle(slot: slot, generation: entries[slot].generation)
+    }
+
+    /// The next deadline of a live timer.
+    func deadline(of handle: Handle) -> UInt64? {
+        isLive(handle) ? entries[handle.slot].deadline : nil
+    }
+
+    /// Moves a live timer's next deadline (its interval and leeway stay); returns its
+    /// new handle, or nil for a stale handle.
+    mutating func move(_ handle: Handle, to deadline: UInt64) -> Handle? {
+        guard isLive(handle) else { return nil }
+        entries[handle.slot].deadline = deadline
+        entries[handle.slot].generation &+= 1
+        index(handle.slot)
+        return Handle(slot: handle.slot, generation: entries[handle.slot].generation)
+    }
+
     func isLive(_ handle: Handle) -> Bool {
         handle.slot < entries.count && entries[handle.slot].armed
             && entries[handle.slot].generation == handle.generation

@@ -21,41 +21,55 @@ extension DispatchQueue {
             }
         }
         let target = PendingNode(node)
-        schedule(at: deadline.uptimeNanoseconds, level: priority.level) { [self] in push(target.node) }
+        schedule(at: deadline.uptimeNanoseconds, wall: false, level: priority.level) { [self] in push(target.node) }
     }
 
-    /// As `asyncAfter(deadline:...)` with a wall-clock deadline. The deadline is
-    /// turned into the monotonic clock when this is called, so a later change of the
-    /// wall clock does not move it.
+    /// As `asyncAfter(deadline:...)` with a wall-clock deadline: when the wall clock
+    /// is set (a board without an RTC at NTP sync), the work still runs when the
+    /// clock reads `wallDeadline`.
     public func asyncAfter(wallDeadline: DispatchWallTime, qos: DispatchQoS = .unspecified,
                            flags: DispatchWorkItemFlags = [], execute work: @escaping @Sendable () -> Void) {
-        asyncAfter(deadline: Self.monotonicDeadline(wallDeadline), qos: qos, flags: flags, execute: work)
+        guard let wall = wallDeadline.nanosecondsSinceEpoch else { return }
+        let priority = resolvePriority(for: QoSPriority(.unspecified), flags: flags.union(.detached), itemQoS: qos)
+        let barrier = flags.contains(.barrier) && !isRoot
+        let node = ThreadContext.withCurrent { context in
+            context.counters.countSubmitted(priority.level)
+            return RuntimeParts.withPool {
+                $0.allocate(kind: .block, priority: priority, isBarrier: barrier, block: work, context: context)
+            }
+        }
+        let target = PendingNode(node)
+        schedule(at: UInt64(max(wall, 0)), wall: true, level: priority.level) { [self] in push(target.node) }
     }
 
     /// Submits a work item once `deadline` has passed.
     public func asyncAfter(deadline: DispatchTime, execute workItem: DispatchWorkItem) {
         if deadline == .distantFuture { return }
         let node = PendingNode(makeWorkItemNode(workItem, group: nil))
-        schedule(at: deadline.uptimeNanoseconds, level: node.node.pointee.priority.level) { [self] in push(node.node) }
+        schedule(at: deadline.uptimeNanoseconds, wall: false, level: node.node.pointee.priority.level) { [self] in
+            push(node.node)
+        }
     }
 
-    /// Submits a work item once the wall clock reaches `wallDeadline`.
+    /// Submits a work item once the wall clock reaches `wallDeadline` (following
+    /// changes of the clock).
     public func asyncAfter(wallDeadline: DispatchWallTime, execute workItem: DispatchWorkItem) {
-        asyncAfter(deadline: Self.monotonicDeadline(wallDeadline), execute: workItem)
+        guard let wall = wallDeadline.nanosecondsSinceEpoch else { return }
+        let node = PendingNode(makeWorkItemNode(workItem, group: nil))
+        schedule(at: UInt64(max(wall, 0)), wall: true, level: node.node.pointee.priority.level) { [self] in
+            push(node.node)
+        }
     }
 
-    private func schedule(at deadline: UInt64, level: QoSLevel, _ action: @escaping ManagerThread.TimerAction) {
+    /// Hands the timer to the manager. `deadline` is on the monotonic clock, or on
+    /// the wall clock when `wall`.
+    private func schedule(at deadline: UInt64, wall: Bool, level: QoSLevel,
+                          _ action: @escaping ManagerThread.TimerAction) {
         let manager = RuntimeParts.shared.manager.takeUnretainedValue()
-        let now = MonotonicClock.nanoseconds
+        let now = wall ? UInt64(max(WallClock.nanoseconds, 0)) : MonotonicClock.nanoseconds
         let delay = deadline > now ? deadline - now : 0
         manager.submit(.oneShot(deadline: deadline, leeway: manager.leewayForAfter(delay: delay, level: level),
-                                action: action))
-    }
-
-    private static func monotonicDeadline(_ wallDeadline: DispatchWallTime) -> DispatchTime {
-        let remaining = wallDeadline.relativeNanoseconds
-        if remaining < 0 { return .distantFuture }
-        return DispatchTime(uptimeNanoseconds: MonotonicClock.nanoseconds &+ UInt64(remaining))
+                                wall: wall, action: action))
     }
 }
 

@@ -68,6 +68,19 @@ final class Ring {
         if r < 0 { throw Errno(negated: r) }
     }
 
+    /// Queues a readiness poll of `fd` for `events` (RL_POLLIN, RL_POLLOUT); with
+    /// `multishot` it stays armed and every completion but the last has IORING_CQE_F_MORE.
+    func preparePoll(fd: Int32, events: UInt32, multishot: Bool, userData: UInt64) throws(Errno) {
+        let r = rl_ring_prep_poll(handle, fd, events, multishot ? 1 : 0, userData)
+        if r < 0 { throw Errno(negated: r) }
+    }
+
+    /// Queues the removal of the poll whose user data is `target`.
+    func preparePollRemove(target: UInt64, userData: UInt64) throws(Errno) {
+        let r = rl_ring_prep_poll_remove(handle, target, userData)
+        if r < 0 { throw Errno(negated: r) }
+    }
+
     /// Submits what is queued and sleeps until `waitFor` completions are there.
     /// EINTR (a signal) is retried; EBUSY/EAGAIN (completions to reap first) and
     /// other errors are thrown for the owner to handle.

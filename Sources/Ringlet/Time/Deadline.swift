@@ -30,7 +30,7 @@ extension DispatchWallTime {
     /// The wait that uses it still runs on the monotonic clock, so a deadline does not
     /// move if the wall clock is set while a thread already sleeps (as in libdispatch).
     var relativeNanoseconds: Int64 {
-        relativeNanoseconds(fromEpoch: rl_clock_realtime_ns())
+        relativeNanoseconds(fromEpoch: WallClock.nanoseconds)
     }
 
     /// Nanoseconds from `now` (nanoseconds since 1970) until this deadline: -1 for

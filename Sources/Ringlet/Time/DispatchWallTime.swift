@@ -50,7 +50,7 @@ public struct DispatchWallTime: Comparable, Hashable, Sendable {
     /// Reads CLOCK_REALTIME. Costs one `clock_gettime(2)` (a vDSO call, no syscall on
     /// most boards). Never traps.
     public static func now() -> DispatchWallTime {
-        DispatchWallTime(nanosecondsSinceEpoch: rl_clock_realtime_ns())
+        DispatchWallTime(nanosecondsSinceEpoch: WallClock.nanoseconds)
     }
 
     /// A time later than every other: a deadline that is never reached.

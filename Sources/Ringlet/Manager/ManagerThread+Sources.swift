@@ -1,0 +1,353 @@
+import CRinglet
+
+// The manager thread's side of dispatch sources: it arms their kernel side (polls on
+// the ring, the signal watch, timers), turns completions into events posted to the
+// sources, and lets a source go only when nothing can fire for it any more. Only the
+// manager thread runs this code.
+//
+// A poll's user data is tag | slot generation (24 bits) | slot (32 bits), so a
+// completion for a source that was cancelled, or whose slot was reused, is dropped.
+extension ManagerThread {
+    func register(_ source: DispatchSource, _ ring: Ring) {
+        if source.registration.removing || source.registration.registered { return }
+        source.registration.registered = true
+        armKernelSide(source, ring)
+        // Polls are queued, not yet submitted; the registration handler still runs
+        // before any event, which can only come from a later completion.
+        source.registeredWithKernel()
+    }
+
+    private func armKernelSide(_ source: DispatchSource, _ ring: Ring) {
+        switch source.kind {
+        case .timer:
+            reschedule(source)
+        case .read, .write:
+            claimSlot(source)
+            armPoll(source, ring)
+        case .signal(let signo):
+            watchSignal(signo, source, ring)
+        case .process(let pid, let mask):
+            let fd = rl_pidfd_open(pid)
+            if fd < 0 {
+                let error = Errno(negated: fd)
+                if error == .noSuchProcess {
+                    ringletWarning("\(source.name): no such process (it has exited and been reaped, or never "
+                        + "existed); delivering .exit now")
+                    if mask.contains(.exit) { source.post(DispatchSource.ProcessEvent.exit.rawValue) }
+                } else {
+                    ringletWarning("\(source.name): pidfd_open failed (\(error.name)); Linux 5.3 or later is "
+                        + "needed for process sources. The source will never fire")
+                }
+                return
+            }
+            source.registration.ownedFD = fd
+            claimSlot(source)
+            armPoll(source, ring)
+        case .fileSystem(let fd, _):
+            var watchedMask: UInt32 = 0
+            let inotify = rl_inotify_watch_fd(fd, &watchedMask)
+            if inotify < 0 {
+                ringletWarning("\(source.name): inotify refused to watch fd \(fd) "
+                    + "(\(Errno(negated: inotify).name)); raise fs.inotify.max_user_instances or "
+                    + "max_user_watches if it says ENOSPC/EMFILE. The source will never fire")
+                return
+            }
+            source.registration.ownedFD = inotify
+            var size: Int64 = 0, links: Int64 = 0
+            _ = rl_fd_stat(fd, &size, &links)
+            source.registration.size = size
+            source.registration.links = links
+            claimSlot(source)
+            armPoll(source, ring)
+        case .dataAdd, .dataOr, .dataReplace:
+            break
+        }
+    }
+
+    /// Applies a timer source's current schedule (replacing the armed one).
+    func reschedule(_ source: DispatchSource) {
+        guard source.registration.registered, !source.registration.removing else { return }
+        if let old = source.registration.timer {
+            timers.cancel(old)
+            timerOwners[old.slot] = nil
+            source.registration.timer = nil
+        }
+        guard let spec = source.lock.withLock({ source.timerSpec }), let deadline = spec.deadline else { return }
+        let level = QoSPriority(packed: source.eventPriority.load(ordering: .relaxed)).level
+        let now = spec.wall ? UInt64(max(WallClock.nanoseconds, 0)) : MonotonicClock.nanoseconds
+        let period = spec.interval > 0 ? spec.interval : (deadline > now ? deadline - now : 0)
+        let leeway = leewayPolicy.leeway(requested: spec.leeway, period: period, level: level, strict: spec.strict)
+        source.registration.timer = armTimer(deadline: deadline, wall: spec.wall, interval: spec.interval,
+                                             leeway: leeway, owner: .source(source))
+    }
+
+    /// Disarms a source; once no completion can come for it, its cancel handler is
+    /// pushed (`finishUnregistering`).
+    func unregister(_ source: DispatchSource, _ ring: Ring) {
+        if source.registration.removing { return }
+        source.registration.removing = true
+        if !source.registration.registered {
+            source.unregistered()
+            return
+        }
+        switch source.kind {
+        case .timer:
+            if let handle = source.registration.timer {
+                timers.cancel(handle)
+                timerOwners[handle.slot] = nil
+                source.registration.timer = nil
+            }
+        case .signal(let signo):
+            unwatchSignal(signo, source)
+        default:
+            if source.registration.pollArmed {
+                let target = sourceUserData(.poll, source)
+                retrying(ring) { () throws(Errno) in
+                    try ring.preparePollRemove(target: target, userData: userData(.pollRemove, 0))
+                }
+                return  // the poll's last completion finishes the job
+            }
+        }
+        finishUnregistering(source)
+    }
+
+    private func finishUnregistering(_ source: DispatchSource) {
+        if source.registration.ownedFD >= 0 {
+            rl_close(source.registration.ownedFD)
+            source.registration.ownedFD = -1
+        }
+        if source.registration.slot >= 0 {
+            sourceSlots[source.registration.slot] = nil
+            freeSourceSlots.append(source.registration.slot)
+            source.registration.slot = -1
+        }
+        source.unregistered()
+    }
+
+    // MARK: Polls
+
+    private func claimSlot(_ source: DispatchSource) {
+        let slot: Int
+        if let free = freeSourceSlots.popLast() {
+            slot = free
+        } else {
+            slot = sourceSlots.count
+            sourceSlots.append(nil)
+        }
+        sourceSlots[slot] = source
+        sourceGeneration &+= 1
+        source.registration.slot = slot
+        source.registration.generation = sourceGeneration
+    }
+
+    private func sourceUserData(_ tag: Tag, _ source: DispatchSource) -> UInt64 {
+        tag.rawValue << 56 | UInt64(source.registration.generation & 0xFF_FFFF) << 32
+            | UInt64(UInt32(truncatingIfNeeded: source.registration.slot))
+    }
+
+    private func armPoll(_ source: DispatchSource, _ ring: Ring) {
+        let fd: Int32, events: UInt32, multishot: Bool
+        switch source.kind {
+        case .read(let descriptor): (fd, events, multishot) = (descriptor, RL_POLLIN, multishotPolls)
+        case .write(let descriptor): (fd, events, multishot) = (descriptor, RL_POLLOUT, multishotPolls)
+        case .process: (fd, events, multishot) = (source.registration.ownedFD, RL_POLLIN, false)
+        case .fileSystem: (fd, events, multishot) = (source.registration.ownedFD, RL_POLLIN, multishotPolls)
+        default: return
+        }
+        let data = sourceUserData(.poll, source)
+        retrying(ring) { () throws(Errno) in
+            try ring.preparePoll(fd: fd, events: events, multishot: multishot, userData: data)
+        }
+        source.registration.pollArmed = true
+    }
+
+    func pollCompleted(_ completion: Ring.Completion, _ ring: Ring) {
+        let slot = Int(completion.userData & 0xFFFF_FFFF)
+        let generation = UInt32((completion.userData >> 32) & 0xFF_FFFF)
+        guard slot < sourceSlots.count, let source = sourceSlots[slot],
+              source.registration.generation & 0xFF_FFFF == generation else { return }  // stale
+        let more = completion.flags & RL_CQE_F_MORE != 0
+        if !more { source.registration.pollArmed = false }
+        if source.registration.removing {
+            if !more { finishUnregistering(source) }
+            return
+        }
+        if completion.result < 0 {
+            let error = Errno(negated: completion.result)
+            if error == .invalidArgument && multishotPolls {
+                multishotPolls = false  // a kernel before 5.13: one-shot polls, re-armed
+            } else if error != .cancelled {
+                ringletWarning("\(source.name): the kernel stopped watching it (\(error.name)); cancelling the "
+                    + "source. Keep the descriptor open until the source's cancel handler runs")
+                source.cancel()
+                return
+            }
+        } else {
+            deliverPollEvent(source, revents: UInt32(bitPattern: completion.result))
+            if case .process = source.kind { return }  // an exit comes once
+        }
+        if !source.registration.pollArmed { armPoll(source, ring) }
+    }
+
+    private func deliverPollEvent(_ source: DispatchSource, revents: UInt32) {
+        switch source.kind {
+        case .read, .write:
+            source.post(1)
+        case .process(_, let mask):
+            if mask.contains(.exit) { source.post(DispatchSource.ProcessEvent.exit.rawValue) }
+        case .fileSystem(let fd, let mask):
+            let bits = rl_inotify_take(source.registration.ownedFD)
+            if bits <= 0 { return }
+            let events = fileSystemEvents(UInt32(truncatingIfNeeded: bits), fd: fd, source).intersection(mask)
+            source.post(events.rawValue)
+        default:
+            break
+        }
+    }
+
+    /// Translates inotify bits to Dispatch's file-system events, with fstat telling
+    /// growth (`.extend`) and link changes (`.link`, `.delete` at zero links).
+    private func fileSystemEvents(_ bits: UInt32, fd: Int32, _ source: DispatchSource)
+        -> DispatchSource.FileSystemEvent {
+        var events: DispatchSource.FileSystemEvent = []
+        var size: Int64 = 0, links: Int64 = 0
+        let stated = rl_fd_stat(fd, &size, &links) == 0
+        if bits & RL_IN_MODIFY != 0 {
+            events.insert(.write)
+            if stated && size > source.registration.size { events.insert(.extend) }
+        }
+        if bits & RL_IN_ATTRIB != 0 {
+            if stated && links != source.registration.links {
+                events.insert(.link)
+                if links == 0 { events.insert(.delete) }
+            } else {
+                events.insert(.attrib)
+            }
+        }
+        if bits & RL_IN_DELETE_SELF != 0 { events.insert(.delete) }
+        if bits & RL_IN_MOVE_SELF != 0 { events.insert(.rename) }
+        if bits & RL_IN_UNMOUNT != 0 { events.insert(.revoke) }
+        if stated {
+            source.registration.size = size
+            source.registration.links = links
+        }
+        return events
+    }
+
+    // MARK: Signals
+
+    private func watchSignal(_ signo: Int32, _ source: DispatchSource, _ ring: Ring) {
+        let index = Int(signo)
+        signals.sources[index].append(source)
+        if signals.sources[index].count > 1 { return }
+        let installed = rl_signal_install(signo)
+        if installed < 0 {
+            ringletWarning("\(source.name): sigaction refused (\(Errno(negated: installed).name))")
+        }
+        signals.watched[index] = 1
+        signals.active.append(signo)
+        updateSignalFD(ring)
+    }
+
+    private func unwatchSignal(_ signo: Int32, _ source: DispatchSource) {
+        let index = Int(signo)
+        signals.sources[index].removeAll { $0 === source }
+        if !signals.sources[index].isEmpty { return }
+        // Signals caught before the handler goes are still counted for the others (none).
+        _ = rl_signal_take_caught(signo)
+        _ = rl_signal_uninstall(signo)
+        signals.watched[index] = 0
+        signals.active.removeAll { $0 == signo }
+        if let ring = ringForSources { updateSignalFD(ring) }
+    }
+
+    private func updateSignalFD(_ ring: Ring) {
+        let current = signals.fd
+        let fd = signals.watched.withUnsafeBufferPointer { rl_signalfd_update(current, $0.baseAddress) }
+        if fd < 0 {
+            ringletWarning("signalfd refused (\(Errno(negated: fd).name)); signal sources will see only signals "
+                + "that reach a thread which does not block them")
+            return
+        }
+        signals.fd = fd
+        if !signals.pollArmed {
+            retrying(ring) { () throws(Errno) in
+                try ring.preparePoll(fd: fd, events: RL_POLLIN, multishot: multishotPolls,
+                                     userData: userData(.signals, 0))
+            }
+            signals.pollArmed = true
+        }
+    }
+
+    func signalsCompleted(_ completion: Ring.Completion, _ ring: Ring) {
+        if completion.flags & RL_CQE_F_MORE == 0 {
+            signals.pollArmed = false
+            if completion.result == -Errno.invalidArgument.rawValue { multishotPolls = false }
+        }
+        if completion.result > 0 && signals.fd >= 0 {
+            let fd = signals.fd
+            _ = signals.counts.withUnsafeMutableBufferPointer { rl_signalfd_take(fd, $0.baseAddress) }
+            for signo in signals.active {
+                let count = signals.counts[Int(signo)]
+                if count == 0 { continue }
+                signals.counts[Int(signo)] = 0
+                for source in signals.sources[Int(signo)] { source.post(UInt(count)) }
+            }
+        }
+        if !signals.pollArmed && !signals.active.isEmpty { updateSignalFD(ring) }
+    }
+
+    /// Signals Ringlet's handler caught on the program's threads (it wrote the eventfd).
+    func takeCaughtSignals() {
+        for signo in signals.active {
+            let count = rl_signal_take_caught(signo)
+            if count == 0 { continue }
+            for source in signals.sources[Int(signo)] { source.post(UInt(count)) }
+        }
+    }
+
+    // MARK: Wall-clock changes
+
+    /// Arms the clock-change watch the first time a wall-clock timer is scheduled.
+    func watchClockChanges() {
+        guard clockWatchFD < 0, let ring = ringForSources else { return }
+        let fd = rl_clock_change_watch(-1)
+        if fd < 0 {
+            ringletWarning("timerfd refused (\(Errno(negated: fd).name)); wall-clock timers will not follow "
+                + "changes of the clock")
+            clockWatchFD = Int32.max  // do not try again
+            return
+        }
+        clockWatchFD = fd
+        armClockWatch(ring)
+    }
+
+    private func armClockWatch(_ ring: Ring) {
+        let fd = clockWatchFD
+        retrying(ring) { () throws(Errno) in
+            try ring.preparePoll(fd: fd, events: RL_POLLIN, multishot: false, userData: userData(.clockChange, 0))
+        }
+    }
+
+    func clockChanged(_ completion: Ring.Completion, _ ring: Ring) {
+        if completion.result > 0 { _ = rl_clock_change_watch(clockWatchFD) }
+        armClockWatch(ring)
+        moveWallClockTimers()
+    }
+
+    /// Moves every wall-clock timer by how much the wall clock moved against the
+    /// monotonic clock, so each still fires when the wall clock reads its deadline.
+    func moveWallClockTimers() {
+        let offset = Self.wallClockOffset()
+        for slot in timerOwners.indices {
+            guard var owner = timerOwners[slot], let old = owner.wallOffset, old != offset,
+                  let handle = timers.currentHandle(slot: slot),
+                  let deadline = timers.deadline(of: handle) else { continue }
+            let moved = max(Int64(bitPattern: deadline) &+ (old &- offset), 0)
+            guard let newHandle = timers.move(handle, to: UInt64(moved)) else { continue }
+            owner.wallOffset = offset
+            timerOwners[slot] = owner
+            if case .source(let source) = owner.target { source.registration.timer = newHandle }
+        }
+    }
+}

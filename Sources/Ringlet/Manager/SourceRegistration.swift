@@ -1,0 +1,33 @@
+import CRinglet
+
+/// What the manager thread keeps for one source; only the manager touches it.
+struct SourceRegistration {
+    /// Registered with the kernel (or armed, for timers).
+    var registered = false
+    /// Cancellation began; the cancel handler is pushed once nothing can fire.
+    var removing = false
+    /// The slot in the manager's source table (poll-based sources), or -1.
+    var slot = -1
+    /// That slot's generation: completions for an older user of the slot are dropped.
+    var generation: UInt32 = 0
+    /// A poll request is in the kernel (a completion without IORING_CQE_F_MORE ends it).
+    var pollArmed = false
+    /// The timer in the manager's timer structure (timer sources).
+    var timer: TimerQueue.Handle?
+    /// A descriptor the manager opened for the source (pidfd, inotify), closed at the end.
+    var ownedFD: Int32 = -1
+    /// The watched file's size and link count when last looked at (file-system sources).
+    var size: Int64 = 0
+    var links: Int64 = 0
+}
+
+/// Signals watched by sources: one signalfd for all of them, and the handler path
+/// (rl_signal_install) for signals that reach a thread which does not block them.
+struct SignalWatch {
+    var sources: [[DispatchSource]] = Array(repeating: [], count: Int(RL_SIGNAL_LIMIT))
+    var watched: [UInt8] = Array(repeating: 0, count: Int(RL_SIGNAL_LIMIT))
+    var active: [Int32] = []
+    var fd: Int32 = -1
+    var pollArmed = false
+    var counts: [UInt32] = Array(repeating: 0, count: Int(RL_SIGNAL_LIMIT))
+}

@@ -1,0 +1,191 @@
+import CRinglet
+import Synchronization
+
+/// A dispatch source: kernel events, timers or user data delivered to a queue,
+/// source-compatible with the toolchain's Dispatch (plus process and file-system
+/// sources, which Linux Dispatch lacks).
+///
+/// Sources start inactive: set the handlers, then `activate()` (or `resume()`).
+/// Events merge into one pending value; a delivery runs the event handler with that
+/// value as `data`, so events that arrive while a handler runs or while the source is
+/// suspended are coalesced, and a handler never runs concurrently with itself. The
+/// cancel handler runs exactly once, after the last event handler: it is where an
+/// fd's owner closes it.
+///
+/// Cost: a source holds two nodes from the runtime's pool while active (its next
+/// delivery and its cancellation), so an event never needs an allocation and the
+/// manager thread never waits. An active source stays alive until it is cancelled,
+/// even when the program drops its last reference.
+///
+///   inactive --activate--> active --cancel--> cancelling --(manager let go)--> cancelled
+///                                                           (cancel handler runs)
+public class DispatchSource: DispatchObject, @unchecked Sendable {
+    /// What the source watches; fixed at creation.
+    enum Kind {
+        case timer(strict: Bool)
+        case dataAdd, dataOr, dataReplace
+        case read(Int32), write(Int32)
+        case signal(Int32)
+        case process(Int32, DispatchSource.ProcessEvent)
+        case fileSystem(Int32, DispatchSource.FileSystemEvent)
+    }
+
+    /// A handler as given: a closure or a work item.
+    enum Handler {
+        case block(() -> Void)
+        case item(DispatchWorkItem)
+
+        func run() {
+            switch self {
+            case .block(let body): body()
+            case .item(let item): item.perform()
+            }
+        }
+    }
+
+    let kind: Kind
+    /// The source's own serial queue: it targets the queue the program gave, carries
+    /// suspend/resume, and serialises the handlers.
+    let queue: DispatchQueue
+    let lock = FutexLock()
+    // Under `lock`:
+    var eventHandler: Handler?
+    var cancelHandler: Handler?
+    var registrationHandler: Handler?
+    var handlerQoS: (qos: DispatchQoS, flags: DispatchWorkItemFlags) = (.unspecified, [])
+    var activated = false
+    /// The label of the queue the handlers run on, for messages.
+    var targetLabel: String
+    var timerSpec: TimerSpec?
+    /// The node of the next delivery. Not under `lock`: it belongs to whoever set
+    /// `deliveryQueued` (see DispatchSource+Delivery.swift).
+    var spare: WorkNodeRef?
+    /// The node that runs the cancel handler, pushed once.
+    var finalNode: WorkNodeRef?
+    /// The node that runs the registration handler, pushed once registered.
+    var registrationNode: WorkNodeRef?
+    // Lock-free:
+    let pending = Atomic<UInt>(0)
+    let deliveryQueued = Atomic<Bool>(true)
+    let cancelled = Atomic<Bool>(false)
+    let finished = Atomic<Bool>(false)
+    let currentData = Atomic<UInt>(0)
+    /// The QoS deliveries run at (packed `QoSPriority`).
+    let eventPriority = Atomic<UInt8>(0)
+    /// Manager-thread state: its registration (see ManagerThread+Sources.swift).
+    var registration = SourceRegistration()
+
+    init(kind: Kind, queue target: DispatchQueue?) {
+        self.kind = kind
+        let target = target ?? DispatchQueue.global()
+        targetLabel = target.label
+        queue = DispatchQueue(label: target.label, kind: .serial, qos: .unspecified, target: target, inactive: true)
+        super.init()
+        eventPriority.store(queue.resolvePriority(for: QoSPriority(.unspecified), flags: .detached,
+                                                  itemQoS: .unspecified).rawValue, ordering: .relaxed)
+    }
+
+    deinit {
+        lock.deallocate()
+    }
+
+    /// "read source on fd 5 (queue 'x')": how messages name this source.
+    var name: String {
+        let what: String
+        switch kind {
+        case .timer: what = "timer source"
+        case .dataAdd, .dataOr, .dataReplace: what = "user-data source"
+        case .read(let fd): what = "read source on fd \(fd)"
+        case .write(let fd): what = "write source on fd \(fd)"
+        case .signal(let signo): what = "signal source for signal \(signo)"
+        case .process(let pid, _): what = "process source for pid \(pid)"
+        case .fileSystem(let fd, _): what = "file-system source on fd \(fd)"
+        }
+        return "\(what) (queue '\(lock.withLock { targetLabel })')"
+    }
+
+    // The DispatchObject lifecycle; see DispatchSource+Lifecycle.swift.
+
+    /// Registers the source and starts its handlers; a no-op when already active.
+    public override func activate() { activateSource() }
+    /// Stops deliveries at the next handler boundary (counted); events keep merging.
+    public override func suspend() { queue.suspend() }
+    /// Undoes one `suspend()`; activates a source never activated (as GCD).
+    public override func resume() { resumeSource() }
+    /// Moves the handlers onto `queue`.
+    public override func setTarget(queue target: DispatchQueue) { setSourceTarget(target) }
+
+    // MARK: DispatchSourceProtocol
+
+    public var handle: UInt {
+        switch kind {
+        case .read(let fd), .write(let fd), .fileSystem(let fd, _): return UInt(bitPattern: Int(fd))
+        case .signal(let signo): return UInt(bitPattern: Int(signo))
+        case .process(let pid, _): return UInt(bitPattern: Int(pid))
+        case .timer, .dataAdd, .dataOr, .dataReplace: return 0
+        }
+    }
+
+    public var mask: UInt {
+        switch kind {
+        case .process(_, let events): return events.rawValue
+        case .fileSystem(_, let events): return events.rawValue
+        default: return 0
+        }
+    }
+
+    /// Inside the event handler: what the event being handled carries. Elsewhere:
+    /// what the last one carried.
+    public var data: UInt { currentData.load(ordering: .relaxed) }
+
+    public var isCancelled: Bool { cancelled.load(ordering: .acquiring) }
+
+    public func setEventHandler(qos: DispatchQoS, flags: DispatchWorkItemFlags, handler: DispatchSourceHandler?) {
+        lock.withLock {
+            eventHandler = handler.map { .block($0) }
+            handlerQoS = (qos, flags)
+        }
+        updateEventPriority()
+    }
+
+    public func setEventHandler(handler: DispatchWorkItem) {
+        lock.withLock {
+            eventHandler = .item(handler)
+            handlerQoS = (handler.qos, handler.flags)
+        }
+        updateEventPriority()
+    }
+
+    public func setCancelHandler(qos: DispatchQoS, flags: DispatchWorkItemFlags, handler: DispatchSourceHandler?) {
+        lock.withLock { cancelHandler = handler.map { .block($0) } }
+    }
+
+    public func setCancelHandler(handler: DispatchWorkItem) {
+        lock.withLock { cancelHandler = .item(handler) }
+    }
+
+    public func setRegistrationHandler(qos: DispatchQoS, flags: DispatchWorkItemFlags,
+                                       handler: DispatchSourceHandler?) {
+        lock.withLock { registrationHandler = handler.map { .block($0) } }
+    }
+
+    public func setRegistrationHandler(handler: DispatchWorkItem) {
+        lock.withLock { registrationHandler = .item(handler) }
+    }
+
+    /// Deliveries run at the QoS GCD's rules give the handler on this source's queue.
+    func updateEventPriority() {
+        let (qos, flags) = lock.withLock { handlerQoS }
+        let priority = queue.resolvePriority(for: QoSPriority(.unspecified), flags: flags.union(.detached),
+                                             itemQoS: qos)
+        eventPriority.store(priority.rawValue, ordering: .relaxed)
+    }
+}
+
+extension DispatchSource: DispatchSourceProtocol, DispatchSourceRead, DispatchSourceWrite, DispatchSourceSignal,
+    DispatchSourceUserDataAdd, DispatchSourceUserDataOr, DispatchSourceUserDataReplace, DispatchSourceTimer,
+    DispatchSourceProcess, DispatchSourceFileSystemObject {
+    public func add(data: UInt) { merge(data) }
+    public func or(data: UInt) { merge(data) }
+    public func replace(data: UInt) { merge(data) }
+}

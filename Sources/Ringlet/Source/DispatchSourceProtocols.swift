@@ -1,0 +1,145 @@
+/// The protocols `DispatchSource`'s factories return, as in the toolchain's Dispatch.
+/// They are class-bound, so Embedded Swift can use them as existentials.
+public protocol DispatchSourceProtocol: AnyObject {
+    typealias DispatchSourceHandler = () -> Void
+
+    func setEventHandler(qos: DispatchQoS, flags: DispatchWorkItemFlags, handler: DispatchSourceHandler?)
+    func setEventHandler(handler: DispatchWorkItem)
+    func setCancelHandler(qos: DispatchQoS, flags: DispatchWorkItemFlags, handler: DispatchSourceHandler?)
+    func setCancelHandler(handler: DispatchWorkItem)
+    func setRegistrationHandler(qos: DispatchQoS, flags: DispatchWorkItemFlags, handler: DispatchSourceHandler?)
+    func setRegistrationHandler(handler: DispatchWorkItem)
+    func activate()
+    func cancel()
+    func resume()
+    func suspend()
+    /// Moves the handlers onto `queue` (GCD has this on DispatchObject only).
+    func setTarget(queue: DispatchQueue)
+    /// The descriptor, signal number or process id the source watches (0 for timers
+    /// and user data).
+    var handle: UInt { get }
+    /// The events the source was asked to watch (process and file-system sources).
+    var mask: UInt { get }
+    /// What the current event carries: fires, bytes, signals, merged user data.
+    var data: UInt { get }
+    var isCancelled: Bool { get }
+}
+
+// The shorter forms (protocol requirements cannot have default arguments).
+extension DispatchSourceProtocol {
+    public func setEventHandler(handler: DispatchSourceHandler?) {
+        setEventHandler(qos: .unspecified, flags: [], handler: handler)
+    }
+    public func setEventHandler(qos: DispatchQoS, handler: DispatchSourceHandler?) {
+        setEventHandler(qos: qos, flags: [], handler: handler)
+    }
+    public func setEventHandler(flags: DispatchWorkItemFlags, handler: DispatchSourceHandler?) {
+        setEventHandler(qos: .unspecified, flags: flags, handler: handler)
+    }
+    public func setCancelHandler(handler: DispatchSourceHandler?) {
+        setCancelHandler(qos: .unspecified, flags: [], handler: handler)
+    }
+    public func setCancelHandler(qos: DispatchQoS, handler: DispatchSourceHandler?) {
+        setCancelHandler(qos: qos, flags: [], handler: handler)
+    }
+    public func setCancelHandler(flags: DispatchWorkItemFlags, handler: DispatchSourceHandler?) {
+        setCancelHandler(qos: .unspecified, flags: flags, handler: handler)
+    }
+    public func setRegistrationHandler(handler: DispatchSourceHandler?) {
+        setRegistrationHandler(qos: .unspecified, flags: [], handler: handler)
+    }
+    public func setRegistrationHandler(qos: DispatchQoS, handler: DispatchSourceHandler?) {
+        setRegistrationHandler(qos: qos, flags: [], handler: handler)
+    }
+    public func setRegistrationHandler(flags: DispatchWorkItemFlags, handler: DispatchSourceHandler?) {
+        setRegistrationHandler(qos: .unspecified, flags: flags, handler: handler)
+    }
+}
+
+public protocol DispatchSourceUserDataAdd: DispatchSourceProtocol {
+    /// Adds `data` to the pending value; the handler sees the sum (0 adds nothing).
+    func add(data: UInt)
+}
+
+public protocol DispatchSourceUserDataOr: DispatchSourceProtocol {
+    /// ORs `data` into the pending value (0 changes nothing).
+    func or(data: UInt)
+}
+
+public protocol DispatchSourceUserDataReplace: DispatchSourceProtocol {
+    /// Replaces the pending value with `data` (0: no event).
+    func replace(data: UInt)
+}
+
+/// A readable descriptor; `data` is an estimate of the bytes waiting (0 at EOF).
+public protocol DispatchSourceRead: DispatchSourceProtocol {}
+
+/// A writable descriptor; `data` is an estimate of the bytes that fit.
+public protocol DispatchSourceWrite: DispatchSourceProtocol {}
+
+/// A signal; `data` counts deliveries since the last handler.
+public protocol DispatchSourceSignal: DispatchSourceProtocol {}
+
+/// A child or other process: `.exit` (pidfd).
+public protocol DispatchSourceProcess: DispatchSourceProtocol {}
+
+extension DispatchSourceProcess {
+    /// The process id.
+    public var handle: Int32 { Int32(truncatingIfNeeded: Int(bitPattern: (self as DispatchSourceProtocol).handle)) }
+    public var data: DispatchSource.ProcessEvent {
+        DispatchSource.ProcessEvent(rawValue: (self as DispatchSourceProtocol).data)
+    }
+    public var mask: DispatchSource.ProcessEvent {
+        DispatchSource.ProcessEvent(rawValue: (self as DispatchSourceProtocol).mask)
+    }
+}
+
+/// Changes to an open file (inotify).
+public protocol DispatchSourceFileSystemObject: DispatchSourceProtocol {}
+
+extension DispatchSourceFileSystemObject {
+    /// The watched descriptor.
+    public var handle: Int32 { Int32(truncatingIfNeeded: Int(bitPattern: (self as DispatchSourceProtocol).handle)) }
+    public var data: DispatchSource.FileSystemEvent {
+        DispatchSource.FileSystemEvent(rawValue: (self as DispatchSourceProtocol).data)
+    }
+    public var mask: DispatchSource.FileSystemEvent {
+        DispatchSource.FileSystemEvent(rawValue: (self as DispatchSourceProtocol).mask)
+    }
+}
+
+/// A timer; `data` counts fires since the last handler (missed intervals included).
+public protocol DispatchSourceTimer: DispatchSourceProtocol {
+    func schedule(deadline: DispatchTime, repeating interval: DispatchTimeInterval, leeway: DispatchTimeInterval)
+    func schedule(deadline: DispatchTime, repeating interval: Double, leeway: DispatchTimeInterval)
+    func schedule(wallDeadline: DispatchWallTime, repeating interval: DispatchTimeInterval,
+                  leeway: DispatchTimeInterval)
+    func schedule(wallDeadline: DispatchWallTime, repeating interval: Double, leeway: DispatchTimeInterval)
+}
+
+extension DispatchSourceTimer {
+    public func schedule(deadline: DispatchTime) {
+        schedule(deadline: deadline, repeating: .never, leeway: .nanoseconds(0))
+    }
+    public func schedule(deadline: DispatchTime, leeway: DispatchTimeInterval) {
+        schedule(deadline: deadline, repeating: .never, leeway: leeway)
+    }
+    public func schedule(deadline: DispatchTime, repeating interval: DispatchTimeInterval) {
+        schedule(deadline: deadline, repeating: interval, leeway: .nanoseconds(0))
+    }
+    public func schedule(deadline: DispatchTime, repeating interval: Double) {
+        schedule(deadline: deadline, repeating: interval, leeway: .nanoseconds(0))
+    }
+    public func schedule(wallDeadline: DispatchWallTime) {
+        schedule(wallDeadline: wallDeadline, repeating: .never, leeway: .nanoseconds(0))
+    }
+    public func schedule(wallDeadline: DispatchWallTime, leeway: DispatchTimeInterval) {
+        schedule(wallDeadline: wallDeadline, repeating: .never, leeway: leeway)
+    }
+    public func schedule(wallDeadline: DispatchWallTime, repeating interval: DispatchTimeInterval) {
+        schedule(wallDeadline: wallDeadline, repeating: interval, leeway: .nanoseconds(0))
+    }
+    public func schedule(wallDeadline: DispatchWallTime, repeating interval: Double) {
+        schedule(wallDeadline: wallDeadline, repeating: interval, leeway: .nanoseconds(0))
+    }
+}

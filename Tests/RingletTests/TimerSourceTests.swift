@@ -1,0 +1,166 @@
+import Synchronization
+import Testing
+@testable import Ringlet
+
+/// Timer sources on the manager thread's ring.
+@Suite(.enabled(if: RingAvailability.works, "io_uring is refused here"))
+struct TimerSourceTests {
+    @Test func oneShotFiresOnceNeverEarly() {
+        let timer = DispatchSource.makeTimerSource(queue: DispatchQueue(label: "test.timer.once"))
+        let fired = Recorder<(at: UInt64, data: UInt)>()
+        let deadline = DispatchTime.now() + .milliseconds(20)
+        timer.setEventHandler { fired.append((DispatchTime.now().uptimeNanoseconds, timer.data)) }
+        timer.schedule(deadline: deadline)
+        timer.activate()
+        #expect(eventually { fired.count == 1 })
+        sleepMilliseconds(60)  // a second fire would come within this
+        #expect(fired.count == 1)
+        #expect((fired.values.first?.at ?? 0) >= deadline.uptimeNanoseconds)
+        #expect(fired.values.first?.data == 1)
+        timer.cancel()
+    }
+
+    @Test func repeatingKeepsItsPhase() {
+        let timer = DispatchSource.makeTimerSource(flags: .strict, queue: DispatchQueue(label: "test.timer.phase"))
+        let fired = Recorder<UInt64>()
+        let start = DispatchTime.now() + .milliseconds(10)
+        timer.setEventHandler { fired.append(DispatchTime.now().uptimeNanoseconds) }
+        timer.schedule(deadline: start, repeating: .milliseconds(10), leeway: .milliseconds(1))
+        timer.activate()
+        #expect(eventually { fired.count >= 10 })
+        timer.cancel()
+        // Fire k never comes before start + k·10 ms: the deadlines stay on the phase.
+        for (k, at) in fired.values.prefix(10).enumerated() {
+            #expect(at >= start.uptimeNanoseconds + UInt64(k) * 10_000_000)
+        }
+    }
+
+    @Test func suspendedTimerCountsMissedFiresInData() {
+        let timer = DispatchSource.makeTimerSource(queue: DispatchQueue(label: "test.timer.suspended"))
+        let total = AtomicCounter()
+        let handlerRuns = AtomicCounter()
+        timer.setEventHandler {
+            total.increment(by: Int(timer.data))
+            handlerRuns.increment()
+        }
+        timer.schedule(deadline: .now() + .milliseconds(5), repeating: .milliseconds(5), leeway: .milliseconds(1))
+        timer.activate()
+        #expect(eventually { handlerRuns.value >= 1 })
+        timer.suspend()
+        let runsBefore = handlerRuns.value
+        let totalBefore = total.value
+        sleepMilliseconds(100)  // about 20 fires while suspended
+        #expect(handlerRuns.value <= runsBefore + 1)  // one delivery may have been running
+        timer.resume()
+        #expect(eventually { total.value - totalBefore >= 15 })
+        // The missed fires came as few deliveries with large `data`, not one each.
+        #expect(handlerRuns.value - runsBefore < 10)
+        timer.cancel()
+    }
+
+    @Test func cancelHandlerRunsOnceAfterTheLastEventHandler() {
+        let timer = DispatchSource.makeTimerSource(queue: DispatchQueue(label: "test.timer.cancel",
+                                                                       attributes: .concurrent))
+        let log = Recorder<String>()
+        let inside = AtomicCounter()
+        let overlapped = AtomicCounter()
+        timer.setEventHandler {
+            if inside.increment() > 1 { overlapped.increment() }
+            log.append("event")
+            sleepMilliseconds(2)
+            inside.decrement()
+        }
+        timer.setCancelHandler { log.append("cancel") }
+        timer.schedule(deadline: .now(), repeating: .milliseconds(1))
+        timer.activate()
+        #expect(eventually { log.count >= 5 })
+        timer.cancel()
+        #expect(timer.isCancelled)
+        #expect(eventually { log.values.last == "cancel" })
+        sleepMilliseconds(20)
+        #expect(log.values.filter { $0 == "cancel" }.count == 1)
+        #expect(log.values.last == "cancel")
+        #expect(overlapped.value == 0)  // never concurrent with itself, even on a concurrent queue
+    }
+
+    @Test func rescheduleReplacesTheSchedule() {
+        let timer = DispatchSource.makeTimerSource(queue: DispatchQueue(label: "test.timer.reschedule"))
+        let fired = Recorder<UInt64>()
+        timer.setEventHandler { fired.append(DispatchTime.now().uptimeNanoseconds) }
+        timer.schedule(deadline: .now() + .seconds(30))
+        timer.activate()
+        let soon = DispatchTime.now() + .milliseconds(10)
+        timer.schedule(deadline: soon)
+        #expect(eventually { fired.count == 1 })
+        #expect((fired.values.first ?? 0) >= soon.uptimeNanoseconds)
+        timer.cancel()
+    }
+
+    @Test func neverScheduledOrDistantFutureNeverFires() {
+        let queue = DispatchQueue(label: "test.timer.never")
+        let a = DispatchSource.makeTimerSource(queue: queue)
+        let b = DispatchSource.makeTimerSource(queue: queue)
+        let fired = AtomicCounter()
+        a.setEventHandler { fired.increment() }
+        b.setEventHandler { fired.increment() }
+        b.schedule(deadline: .distantFuture)
+        a.activate()
+        b.activate()
+        let cancelled = DispatchGroup()
+        for timer in [a, b] {
+            cancelled.enter()
+            timer.setCancelHandler { cancelled.leave() }
+        }
+        sleepMilliseconds(30)
+        a.cancel()
+        b.cancel()
+        #expect(waited(cancelled))
+        #expect(fired.value == 0)
+    }
+
+    @Test func twoThousandOneShotTimerSourcesAllFire() {
+        let queue = DispatchQueue(label: "test.timer.many", attributes: .concurrent)
+        let counts = (0..<2_000).map { _ in AtomicCounter() }
+        var timers: [DispatchSourceTimer] = []
+        let start = DispatchTime.now()
+        for (index, count) in counts.enumerated() {
+            let timer = DispatchSource.makeTimerSource(queue: queue)
+            timer.setEventHandler { count.increment() }
+            timer.schedule(deadline: start + .microseconds(50 * (index % 400)))
+            timer.activate()
+            timers.append(timer)
+        }
+        #expect(eventually { counts.allSatisfy { $0.value >= 1 } })
+        sleepMilliseconds(30)
+        #expect(counts.allSatisfy { $0.value == 1 })
+        for timer in timers { timer.cancel() }
+    }
+
+    @Test func wallClockTimerFollowsAClockChange() {
+        let timer = DispatchSource.makeTimerSource(queue: DispatchQueue(label: "test.timer.wall"))
+        let fired = AtomicCounter()
+        timer.setEventHandler { fired.increment() }
+        timer.schedule(wallDeadline: .now() + .seconds(60))
+        timer.activate()
+        sleepMilliseconds(20)
+        #expect(fired.value == 0)
+        // Someone sets the clock 60 s forward (an NTP sync on a board without RTC).
+        WallClock.testOffset.store(60_000_000_000, ordering: .relaxed)
+        defer { WallClock.testOffset.store(0, ordering: .relaxed) }
+        RuntimeParts.shared.manager.takeUnretainedValue().submit(.wallClockChanged)
+        #expect(eventually(within: 5) { fired.value == 1 })
+        timer.cancel()
+    }
+
+    @Test func registrationHandlerRunsBeforeTheFirstEvent() {
+        let timer = DispatchSource.makeTimerSource(queue: DispatchQueue(label: "test.timer.registration"))
+        let log = Recorder<String>()
+        timer.setRegistrationHandler { log.append("registered") }
+        timer.setEventHandler { log.append("event") }
+        timer.schedule(deadline: .now())
+        timer.activate()
+        #expect(eventually { log.count == 2 })
+        #expect(log.values == ["registered", "event"])
+        timer.cancel()
+    }
+}
