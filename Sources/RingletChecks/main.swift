@@ -178,6 +178,8 @@ harness.run("asyncAfter runs items after their deadlines, never before") {
     return early.value == 0 ? nil : "\(early.value) items ran before their deadline"
 }
 
+runSourceChecks(&harness, deadline: timeout)
+
 harness.run("an idle pool makes no wakeups") {
     let group = DispatchGroup()
     for _ in 0..<16 { DispatchQueue.global().async(group: group) { } }

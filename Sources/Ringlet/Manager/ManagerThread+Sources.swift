@@ -1,4 +1,5 @@
 import CRinglet
+import Synchronization
 
 // The manager thread's side of dispatch sources: it arms their kernel side (polls on
 // the ring, the signal watch, timers), turns completions into events posted to the
@@ -176,17 +177,27 @@ extension ManagerThread {
             let error = Errno(negated: completion.result)
             if error == .invalidArgument && multishotPolls {
                 multishotPolls = false  // a kernel before 5.13: one-shot polls, re-armed
-            } else if error != .cancelled {
+            } else if Self.isTransient(error) && source.registration.failures < 8 {
+                source.registration.failures += 1  // re-armed below; the event is not lost
+            } else {
                 ringletWarning("\(source.name): the kernel stopped watching it (\(error.name)); cancelling the "
                     + "source. Keep the descriptor open until the source's cancel handler runs")
                 source.cancel()
                 return
             }
         } else {
+            source.registration.failures = 0
             deliverPollEvent(source, revents: UInt32(bitPattern: completion.result))
             if case .process = source.kind { return }  // an exit comes once
         }
         if !source.registration.pollArmed { armPoll(source, ring) }
+    }
+
+    /// Errors a poll may end with that a new poll can cure: the kernel ran short
+    /// (ENOMEM, EAGAIN, EBUSY), a signal (EINTR), a multishot poll ended by the kernel
+    /// (ECANCELED, as on CQ overflow).
+    static func isTransient(_ error: Errno) -> Bool {
+        error == .noMemory || error == .tryAgain || error == .busy || error == .interrupted || error == .cancelled
     }
 
     private func deliverPollEvent(_ source: DispatchSource, revents: UInt32) {

@@ -33,6 +33,11 @@ final class ManagerThread: @unchecked Sendable {
         /// Re-read the wall clock's offset and move wall-clock timers (the clock-change
         /// watch posts this; tests post it after moving the test offset).
         case wallClockChanged
+        #if DEBUG
+        /// Runs a closure on the manager thread (tests: hold the manager while the
+        /// kernel piles up completions).
+        case testHook(() -> Void)
+        #endif
     }
 
     /// The kind of request a completion answers: the top byte of its user data.
@@ -195,6 +200,9 @@ final class ManagerThread: @unchecked Sendable {
             case .reschedule(let source): reschedule(source)
             case .cancel(let source): unregister(source, ring.unsafelyUnwrapped)
             case .wallClockChanged: moveWallClockTimers()
+            #if DEBUG
+            case .testHook(let body): body()
+            #endif
             }
         }
     }
@@ -278,9 +286,9 @@ final class ManagerThread: @unchecked Sendable {
                 takeCaughtSignals()
             case .timeout:
                 // A completion for a timeout replaced since is recognised by its
-                // generation and dropped.
-                if completion.userData & 0x00FF_FFFF_FFFF_FFFF == timeoutGeneration & 0x00FF_FFFF_FFFF_FFFF,
-                   completion.result == -Errno.timeExpired.rawValue {
+                // generation and dropped. The armed one is gone whatever its result
+                // (expired, or refused: ENOMEM...), so the next loop arms a new one.
+                if completion.userData & 0x00FF_FFFF_FFFF_FFFF == timeoutGeneration & 0x00FF_FFFF_FFFF_FFFF {
                     armedDeadline = nil
                 }
                 fireTimers = true

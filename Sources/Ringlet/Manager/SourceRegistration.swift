@@ -12,6 +12,8 @@ struct SourceRegistration {
     var generation: UInt32 = 0
     /// A poll request is in the kernel (a completion without IORING_CQE_F_MORE ends it).
     var pollArmed = false
+    /// Polls in a row that ended with a transient error (re-armed up to 8 times).
+    var failures = 0
     /// The timer in the manager's timer structure (timer sources).
     var timer: TimerQueue.Handle?
     /// A descriptor the manager opened for the source (pidfd, inotify), closed at the end.

@@ -1,4 +1,5 @@
 import CRinglet
+import Synchronization
 
 // Delivery: how an event reaches the event handler.
 //

@@ -1,3 +1,5 @@
+import Synchronization
+
 extension DispatchSource {
     /// Registers the source (with the manager thread for kernel events and timers)
     /// and starts its handlers. A no-op when already active.

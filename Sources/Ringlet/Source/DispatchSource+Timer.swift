@@ -1,3 +1,5 @@
+import Synchronization
+
 /// A timer source's schedule, as the program set it.
 struct TimerSpec {
     /// The first deadline: CLOCK_MONOTONIC nanoseconds, or wall-clock nanoseconds

@@ -12,6 +12,8 @@ final class Ring {
     }
 
     private let handle: OpaquePointer
+    /// Completions made up by injected faults (debug builds), handed out first.
+    private var synthetic: [Completion] = []
     /// The setup flags the kernel accepted (`RL_RING_*`).
     let setupFlags: UInt32
     /// IORING_FEAT_* bits reported by io_uring_setup(2).
@@ -44,6 +46,7 @@ final class Ring {
 
     /// Queues a timeout completing at `deadline` (CLOCK_MONOTONIC nanoseconds).
     func prepareTimeout(deadline: UInt64, userData: UInt64) throws(Errno) {
+        if try injected(userData) { return }
         let r = rl_ring_prep_timeout(handle, deadline, userData)
         if r < 0 { throw Errno(negated: r) }
     }
@@ -71,6 +74,7 @@ final class Ring {
     /// Queues a readiness poll of `fd` for `events` (RL_POLLIN, RL_POLLOUT); with
     /// `multishot` it stays armed and every completion but the last has IORING_CQE_F_MORE.
     func preparePoll(fd: Int32, events: UInt32, multishot: Bool, userData: UInt64) throws(Errno) {
+        if try injected(userData) { return }
         let r = rl_ring_prep_poll(handle, fd, events, multishot ? 1 : 0, userData)
         if r < 0 { throw Errno(negated: r) }
     }
@@ -85,6 +89,8 @@ final class Ring {
     /// EINTR (a signal) is retried; EBUSY/EAGAIN (completions to reap first) and
     /// other errors are thrown for the owner to handle.
     func submitAndWait(waitFor count: UInt32) throws(Errno) -> Int {
+        // A made-up completion is already waiting, as the kernel's would be.
+        let count = synthetic.isEmpty ? count : 0
         while true {
             let r: Int32
             if let injected = SyscallFaults.take(.ringSubmit) {
@@ -99,8 +105,18 @@ final class Ring {
         }
     }
 
+    /// Injected faults: a full submission queue (thrown), or a request the kernel
+    /// answers at once with an error (a made-up completion; true: nothing to queue).
+    private func injected(_ userData: UInt64) throws(Errno) -> Bool {
+        if let full = SyscallFaults.take(.ringPrepare) { throw full }
+        guard let failure = SyscallFaults.take(.requestCompletion) else { return false }
+        synthetic.append(Completion(userData: userData, result: -failure.rawValue, flags: 0))
+        return true
+    }
+
     /// Takes the next completion, or nil when none is waiting.
     func nextCompletion() -> Completion? {
+        if !synthetic.isEmpty { return synthetic.removeFirst() }
         var userData: UInt64 = 0, result: Int32 = 0, flags: UInt32 = 0
         guard rl_ring_next_completion(handle, &userData, &result, &flags) == 1 else { return nil }
         return Completion(userData: userData, result: result, flags: flags)

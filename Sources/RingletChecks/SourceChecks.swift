@@ -1,0 +1,111 @@
+import CRinglet
+import Ringlet
+
+// Dispatch sources on the real ring: timers, user data, a pipe's EOF, a signal and a
+// child's exit. Every wait is bounded by `deadline`.
+
+/// Adds the source checks to `harness`.
+func runSourceChecks(_ harness: inout CheckHarness, deadline: DispatchTime) {
+    harness.run("a repeating timer source fires on its phase, never early") {
+        let timer = DispatchSource.makeTimerSource(flags: .strict, queue: DispatchQueue(label: "checks.timer"))
+        let start = DispatchTime.now() + .milliseconds(5)
+        let fires = SharedCounter(), early = SharedCounter()
+        let done = DispatchSemaphore(value: 0)
+        timer.setEventHandler {
+            let fired = fires.increment() + Int(timer.data) - 1
+            if DispatchTime.now() < start + .milliseconds(5 * (fired - 1)) { early.increment() }
+            if fired == 20 { done.signal() }
+        }
+        timer.schedule(deadline: start, repeating: .milliseconds(5), leeway: .milliseconds(1))
+        timer.activate()
+        let waited = done.wait(timeout: deadline)
+        timer.cancel()
+        if waited != .success { return "timed out after \(fires.value) fires" }
+        return early.value == 0 ? nil : "\(early.value) fires came early"
+    }
+
+    harness.run("a user-data source sums every add, and its cancel handler runs once, last") {
+        let source = DispatchSource.makeUserDataAddSource(queue: DispatchQueue(label: "checks.data"))
+        let total = SharedCounter(), cancels = SharedCounter(), lateEvents = SharedCounter()
+        let done = DispatchSemaphore(value: 0)
+        source.setEventHandler {
+            if cancels.value > 0 { lateEvents.increment() }
+            for _ in 0..<Int(source.data) { total.increment() }
+        }
+        source.setCancelHandler {
+            cancels.increment()
+            done.signal()
+        }
+        source.activate()
+        DispatchQueue.concurrentPerform(iterations: 500) { _ in source.add(data: 2) }
+        while total.value < 1000 && DispatchTime.now() < deadline {
+            _ = DispatchSemaphore(value: 0).wait(timeout: .now() + .milliseconds(1))
+        }
+        source.cancel()
+        if done.wait(timeout: deadline) != .success { return "cancel handler never ran" }
+        if total.value != 1000 { return "handlers saw \(total.value) of 1000" }
+        return cancels.value == 1 && lateEvents.value == 0 ? nil : "cancel handler ran \(cancels.value) times"
+    }
+
+    harness.run("closing a pipe's write end delivers EOF to its read source") {
+        var fds: [Int32] = [-1, -1]
+        if fds.withUnsafeMutableBufferPointer({ rl_pipe($0.baseAddress, 1) }) != 0 { return "pipe2 failed" }
+        let readEnd = fds[0], writeEnd = fds[1]
+        let source = DispatchSource.makeReadSource(fileDescriptor: readEnd, queue: DispatchQueue(label: "checks.pipe"))
+        let received = SharedCounter()
+        let done = DispatchSemaphore(value: 0)
+        source.setEventHandler {
+            let waiting = Int(source.data)
+            if waiting == 0 {
+                source.cancel()
+                return
+            }
+            var buffer: [UInt8] = Array(repeating: 0, count: waiting)
+            let n = buffer.withUnsafeMutableBytes { rl_fd_read(readEnd, $0.baseAddress, UInt64(waiting)) }
+            for _ in 0..<max(Int(n), 0) { received.increment() }
+        }
+        source.setCancelHandler {
+            rl_close(readEnd)
+            done.signal()
+        }
+        source.activate()
+        let bytes: [UInt8] = Array(repeating: 1, count: 300)
+        _ = bytes.withUnsafeBytes { rl_fd_write(writeEnd, $0.baseAddress, 300) }
+        rl_close(writeEnd)
+        if done.wait(timeout: deadline) != .success { return "no EOF after \(received.value) bytes" }
+        return received.value == 300 ? nil : "read \(received.value) of 300 bytes"
+    }
+
+    harness.run("a signal sent three times is counted three times") {
+        let sigusr1: Int32 = 10
+        let source = DispatchSource.makeSignalSource(signal: sigusr1, queue: DispatchQueue(label: "checks.signal"))
+        let count = SharedCounter()
+        let registered = DispatchSemaphore(value: 0)
+        source.setEventHandler { for _ in 0..<Int(source.data) { count.increment() } }
+        source.setRegistrationHandler { registered.signal() }
+        source.activate()
+        if registered.wait(timeout: deadline) != .success { return "never registered" }
+        for round in 1...3 {
+            _ = rl_signal_send(sigusr1)
+            while count.value < round && DispatchTime.now() < deadline {
+                _ = DispatchSemaphore(value: 0).wait(timeout: .now() + .milliseconds(1))
+            }
+        }
+        source.cancel()
+        return count.value == 3 ? nil : "counted \(count.value) signals"
+    }
+
+    harness.run("a child's exit reaches a process source") {
+        let pid = rl_process_spawn_exit(0, 10_000_000)
+        if pid <= 0 { return "fork failed" }
+        let source = DispatchSource.makeProcessSource(identifier: pid, eventMask: .exit,
+                                                      queue: DispatchQueue(label: "checks.process"))
+        let exited = DispatchSemaphore(value: 0)
+        source.setEventHandler { if source.data.contains(.exit) { exited.signal() } }
+        source.activate()
+        let result = exited.wait(timeout: deadline)
+        source.cancel()
+        _ = rl_process_reap(pid)
+        return result == .success ? nil : "no exit event"
+    }
+}
