@@ -177,3 +177,21 @@ int rl_eventfd_drain(int fd) {
 }
 
 void rl_close(int fd) { close(fd); }
+
+const char *rl_ring_missing_opcode(rl_ring *ring) {
+    static const struct { int opcode; const char *name; } needed[] = {
+        { IORING_OP_POLL_ADD, "IORING_OP_POLL_ADD (Linux 5.1)" },
+        { IORING_OP_POLL_REMOVE, "IORING_OP_POLL_REMOVE (Linux 5.1)" },
+        { IORING_OP_TIMEOUT, "IORING_OP_TIMEOUT (Linux 5.4)" },
+        { IORING_OP_TIMEOUT_REMOVE, "IORING_OP_TIMEOUT_REMOVE (Linux 5.5)" },
+        { IORING_OP_READ, "IORING_OP_READ (Linux 5.6)" },
+    };
+    struct io_uring_probe *probe = io_uring_get_probe_ring(&ring->ring);
+    if (!probe) return 0;  // kernels before 5.6 have no probe; their setup already told
+    const char *missing = 0;
+    for (size_t i = 0; i < sizeof needed / sizeof needed[0]; i++) {
+        if (!io_uring_opcode_supported(probe, needed[i].opcode)) { missing = needed[i].name; break; }
+    }
+    io_uring_free_probe(probe);
+    return missing;
+}

@@ -119,6 +119,18 @@ struct RingTests {
         }
     }
 
+    @Test func aMissingOpcodeNamesItAndTheKernelNeeded() {
+        let text = RingUnavailable(errno: .invalidArgument, ioUringDisabled: nil,
+                                   missingOpcode: "IORING_OP_READ (Linux 5.6)").description
+        #expect(text.contains("IORING_OP_READ"))
+        #expect(text.contains("Linux 5.10"))
+    }
+
+    @Test func theManagersRingHasEveryOpcodeItNeeds() throws {
+        // On this kernel the probe finds them all (a kernel without one refuses at start).
+        _ = try Ring(submissionEntries: 8, completionEntries: 32)
+    }
+
     @Test func anEventfdFailureIsThrown() {
         SyscallFaults.inject(.eventfdCreate, .noMemory)
         defer { SyscallFaults.reset() }

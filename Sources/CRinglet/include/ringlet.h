@@ -153,6 +153,9 @@ typedef struct rl_ring rl_ring;
 rl_ring *rl_ring_create(unsigned int sq_entries, unsigned int cq_entries, unsigned int *setup_flags,
                         unsigned int *features, int *error);
 void rl_ring_destroy(rl_ring *ring);
+/// The first opcode the manager needs that the kernel's probe lacks (a static name
+/// with the Linux version that added it), or 0 when all are there.
+const char *rl_ring_missing_opcode(rl_ring *ring);
 /// Queues an IORING_OP_TIMEOUT that completes at `deadline_ns` on CLOCK_MONOTONIC
 /// (absolute). 0, or -EBUSY when the submission queue is full even after submitting.
 int rl_ring_prep_timeout(rl_ring *ring, unsigned long long deadline_ns, unsigned long long user_data);

@@ -30,6 +30,11 @@ final class Ring {
                                         &flags, &features, &error) else {
             throw RingUnavailable(errno: Errno(negated: error), ioUringDisabled: RingUnavailable.readDisabledSysctl())
         }
+        if let missing = rl_ring_missing_opcode(ring) {
+            rl_ring_destroy(ring)
+            throw RingUnavailable(errno: .invalidArgument, ioUringDisabled: nil,
+                                  missingOpcode: String(cString: missing))
+        }
         handle = ring
         setupFlags = flags
         self.features = features

@@ -6,6 +6,14 @@ public struct RingUnavailable: Error, CustomStringConvertible {
     public let errno: Errno
     /// /proc/sys/kernel/io_uring_disabled: 0, 1, 2, or nil when the kernel lacks it.
     public let ioUringDisabled: Int?
+    /// An operation the manager needs that this kernel's io_uring lacks (probe).
+    public let missingOpcode: String?
+
+    init(errno: Errno, ioUringDisabled: Int?, missingOpcode: String? = nil) {
+        self.errno = errno
+        self.ioUringDisabled = ioUringDisabled
+        self.missingOpcode = missingOpcode
+    }
 
     static func readDisabledSysctl() -> Int? {
         let value = rl_uring_disabled_sysctl()
@@ -14,6 +22,10 @@ public struct RingUnavailable: Error, CustomStringConvertible {
 
     /// What went wrong and how to fix it, in one paragraph.
     public var description: String {
+        if let missingOpcode {
+            return "io_uring is too old here: the kernel's probe lacks \(missingOpcode), which the manager "
+                + "thread needs. Ringlet needs Linux 5.10 or later; use a newer kernel for this board."
+        }
         let prefix = "io_uring is not available (io_uring_setup failed with \(errno.name)): "
         switch errno {
         case .notImplemented:
