@@ -35,6 +35,11 @@ import Testing
         (RuntimeConfiguration(cores: 2, utilityNice: 20), "utilityNice"),
         (RuntimeConfiguration(cores: 2, deadlockGraceMilliseconds: 1), "deadlockGraceMilliseconds"),
         (RuntimeConfiguration(cores: 2, drainBatch: 0), "drainBatch"),
+        (RuntimeConfiguration(cores: 2, ringEntries: 4), "ringEntries"),
+        (RuntimeConfiguration(cores: 2, backgroundLeewayPercent: 101), "backgroundLeewayPercent"),
+        (RuntimeConfiguration(cores: 2, utilityLeewayPercent: -1), "utilityLeewayPercent"),
+        (RuntimeConfiguration(cores: 2, backgroundLeewayMaxMilliseconds: 60_001), "backgroundLeewayMaxMilliseconds"),
+        (RuntimeConfiguration(cores: 2, utilityLeewayMaxMilliseconds: -5), "utilityLeewayMaxMilliseconds"),
     ])
     func invalidConfigurationsNameTheKey(configuration: RuntimeConfiguration, key: String) {
         do throws(RuntimeError) {

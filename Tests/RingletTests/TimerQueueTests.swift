@@ -134,4 +134,14 @@ import Testing
     @Test func strictTimersAreNeverWidened() {
         #expect(policy.leeway(requested: 0, period: 1_000 * ms, level: .background, strict: true) == 0)
     }
+
+    @Test func theLeewayPolicyComesFromTheConfiguration() {
+        let policy = RuntimeConfiguration(cores: 2, backgroundLeewayPercent: 50, backgroundLeewayMaxMilliseconds: 20,
+                                          utilityLeewayPercent: 20, utilityLeewayMaxMilliseconds: 1000).leewayPolicy
+        let second: UInt64 = 1_000_000_000
+        #expect(policy.leeway(requested: 0, period: second, level: .utility, strict: false) == 200_000_000)
+        #expect(policy.leeway(requested: 0, period: second, level: .background, strict: false) == 20_000_000)
+        #expect(policy.leeway(requested: 0, period: second, level: .background, strict: true) == 0)
+        #expect(policy.leeway(requested: 5, period: second, level: .userInitiated, strict: false) == 5)
+    }
 }

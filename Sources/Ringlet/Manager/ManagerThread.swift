@@ -93,7 +93,7 @@ final class ManagerThread: @unchecked Sendable {
 
     init(configuration: RuntimeConfiguration) {
         self.configuration = configuration
-        leewayPolicy = TimerLeewayPolicy()
+        leewayPolicy = configuration.leewayPolicy
     }
 
     /// Starts the thread and waits until it owns a ring. Throws when io_uring or the

@@ -41,6 +41,17 @@ public struct RuntimeConfiguration: Sendable, Equatable {
     /// default 64); the completion queue gets four times as many.
     public var ringEntries: Int
 
+    /// Minimum leeway of background timers, in percent of their interval (of the
+    /// delay for one-shots) (`backgroundLeewayPercent`, 0...100, default 10), capped at
+    /// `backgroundLeewayMaxMilliseconds` (default 1000). `.strict` timers are never widened.
+    public var backgroundLeewayPercent: Int
+    public var backgroundLeewayMaxMilliseconds: Int
+    /// The same for utility timers (`utilityLeewayPercent`, default 5;
+    /// `utilityLeewayMaxMilliseconds`, default 250). Default QoS and higher keep the
+    /// leeway they ask for.
+    public var utilityLeewayPercent: Int
+    public var utilityLeewayMaxMilliseconds: Int
+
     /// The configuration derived from this machine: online CPUs and the defaults.
     public static func derived() -> RuntimeConfiguration {
         RuntimeConfiguration(cores: ThreadControl.onlineCPUs)
@@ -50,7 +61,9 @@ public struct RuntimeConfiguration: Sendable, Equatable {
                 lowQoSWorkers: Int? = nil, workNodes: Int = 131_072,
                 workerStackBytes: Int = 512 * 1024, utilityNice: Int = 5,
                 backgroundSchedIdle: Bool = true, deadlockGraceMilliseconds: Int = 2000,
-                drainBatch: Int = 64, spinMicroseconds: Int = 5, ringEntries: Int = 64) {
+                drainBatch: Int = 64, spinMicroseconds: Int = 5, ringEntries: Int = 64,
+                backgroundLeewayPercent: Int = 10, backgroundLeewayMaxMilliseconds: Int = 1000,
+                utilityLeewayPercent: Int = 5, utilityLeewayMaxMilliseconds: Int = 250) {
         self.cores = cores
         self.workersPerCore = workersPerCore
         self.reservePerCore = reservePerCore
@@ -63,6 +76,18 @@ public struct RuntimeConfiguration: Sendable, Equatable {
         self.drainBatch = drainBatch
         self.spinMicroseconds = spinMicroseconds
         self.ringEntries = ringEntries
+        self.backgroundLeewayPercent = backgroundLeewayPercent
+        self.backgroundLeewayMaxMilliseconds = backgroundLeewayMaxMilliseconds
+        self.utilityLeewayPercent = utilityLeewayPercent
+        self.utilityLeewayMaxMilliseconds = utilityLeewayMaxMilliseconds
+    }
+
+    /// The timer leeway policy these keys describe.
+    var leewayPolicy: TimerLeewayPolicy {
+        TimerLeewayPolicy(backgroundPercent: UInt64(backgroundLeewayPercent),
+                          backgroundCap: UInt64(backgroundLeewayMaxMilliseconds) * 1_000_000,
+                          utilityPercent: UInt64(utilityLeewayPercent),
+                          utilityCap: UInt64(utilityLeewayMaxMilliseconds) * 1_000_000)
     }
 
     /// Workers (not counting the reserve).
@@ -106,6 +131,14 @@ public struct RuntimeConfiguration: Sendable, Equatable {
         try check(spinMicroseconds >= 0 && spinMicroseconds <= 1000, "spinMicroseconds",
                   "must be 0...1000 (got \(spinMicroseconds))")
         try check(ringEntries >= 8 && ringEntries <= 4096, "ringEntries", "must be 8...4096 (got \(ringEntries))")
+        for (key, value) in [("backgroundLeewayPercent", backgroundLeewayPercent),
+                             ("utilityLeewayPercent", utilityLeewayPercent)] {
+            try check(value >= 0 && value <= 100, key, "must be 0...100 (got \(value))")
+        }
+        for (key, value) in [("backgroundLeewayMaxMilliseconds", backgroundLeewayMaxMilliseconds),
+                             ("utilityLeewayMaxMilliseconds", utilityLeewayMaxMilliseconds)] {
+            try check(value >= 0 && value <= 60_000, key, "must be 0...60000 (got \(value))")
+        }
         try check(drainBatch >= 1 && drainBatch <= 1 << 20, "drainBatch", "must be 1...1048576 (got \(drainBatch))")
     }
 }
