@@ -22,6 +22,7 @@
 #include <stdint.h>
 #include <linux/sockios.h>
 #include <time.h>
+#include <ucontext.h>
 #include <unistd.h>
 
 // MARK: Ring requests (the ring's owner only)
@@ -97,6 +98,14 @@ int rl_fd_stat(int fd, long long *size, long long *links) {
     if (fstat(fd, &st) < 0) return -errno;
     *size = (long long)st.st_size;
     *links = (long long)st.st_nlink;
+    return 0;
+}
+
+int rl_fd_identity(int fd, unsigned long long *device, unsigned long long *inode) {
+    struct stat st;
+    if (fstat(fd, &st) < 0) return -errno;
+    *device = (unsigned long long)st.st_dev;
+    *inode = (unsigned long long)st.st_ino;
     return 0;
 }
 
@@ -230,10 +239,17 @@ int rl_signal_is_catchable(int signo) {
 int rl_signal_install(int signo) {
     if (!rl_signal_is_catchable(signo)) return -EINVAL;
     if (rl_signal_installed[signo]) return 0;
+    struct sigaction current;
+    if (sigaction(signo, NULL, &current) < 0) return -errno;
     struct sigaction action;
     memset(&action, 0, sizeof action);
     action.sa_sigaction = rl_signal_handler;
-    action.sa_flags = SA_SIGINFO | SA_RESTART;
+    // Standing in front of the program's handler, keep how it wants blocking calls to
+    // end (SA_RESTART or EINTR) and which stack it runs on; in front of SIG_DFL or
+    // SIG_IGN, restart: those never interrupted a call.
+    int handled = (current.sa_flags & SA_SIGINFO) ? current.sa_sigaction != NULL
+                                                  : current.sa_handler != SIG_DFL && current.sa_handler != SIG_IGN;
+    action.sa_flags = SA_SIGINFO | (handled ? current.sa_flags & (SA_RESTART | SA_ONSTACK) : SA_RESTART);
     sigfillset(&action.sa_mask);
     if (sigaction(signo, &action, &rl_signal_previous[signo]) < 0) return -errno;
     rl_signal_installed[signo] = 1;
@@ -278,7 +294,11 @@ int rl_signalfd_take(int fd, unsigned int *counts) {
             int signo = (int)infos[i].ssi_signo;
             if (signo <= 0 || signo >= RL_SIGNAL_LIMIT) continue;
             counts[signo] += 1;
-            // The program's own handler still sees the signal, outside signal context.
+            // The signalfd may take a process-directed signal before the thread the
+            // kernel chose to run the handler on does: the program's handler is then
+            // called here (on the manager thread, outside signal context), with a
+            // real context from getcontext(3), so that it still sees every signal.
+            if (!rl_signal_installed[signo]) continue;
             siginfo_t info;
             memset(&info, 0, sizeof info);
             info.si_signo = signo;
@@ -286,7 +306,9 @@ int rl_signalfd_take(int fd, unsigned int *counts) {
             info.si_pid = (pid_t)infos[i].ssi_pid;
             info.si_uid = (uid_t)infos[i].ssi_uid;
             info.si_value.sival_ptr = (void *)(uintptr_t)infos[i].ssi_ptr;
-            if (rl_signal_installed[signo]) rl_signal_call_previous(signo, &info, NULL);
+            ucontext_t context;
+            getcontext(&context);
+            rl_signal_call_previous(signo, &info, &context);
         }
     }
 }
@@ -294,8 +316,10 @@ int rl_signalfd_take(int fd, unsigned int *counts) {
 void rl_signal_block_asynchronous(void) {
     sigset_t set;
     sigfillset(&set);
-    // Faults and abort(3) belong to the thread that caused them.
-    static const int synchronous[] = { SIGSEGV, SIGBUS, SIGFPE, SIGILL, SIGTRAP, SIGSYS, SIGABRT };
+    // Faults, abort(3) and SIGPIPE belong to the thread that caused them; SIGPROF
+    // samples the thread that ran. libdispatch leaves the same ones unblocked
+    // (_dispatch_sigmask, queue.c).
+    static const int synchronous[] = { SIGSEGV, SIGBUS, SIGFPE, SIGILL, SIGTRAP, SIGSYS, SIGABRT, SIGPIPE, SIGPROF };
     for (size_t i = 0; i < sizeof synchronous / sizeof synchronous[0]; i++) sigdelset(&set, synchronous[i]);
     pthread_sigmask(SIG_BLOCK, &set, NULL);
 }

@@ -15,7 +15,8 @@ struct Bench: ParsableCommand {
         abstract: "Compare Ringlet with the toolchain's Dispatch.",
         discussion: """
             Prints a markdown table: the Dispatch and Ringlet figures, the ratio Ringlet/Dispatch \
-            (lower is better), the target and PASS/MISS, then `bench: N rows, N pass, N miss`. \
+            (lower is better), the target and PASS/MISS (or "not available here", counted as neither), then \
+            `bench: N rows, N pass, N miss`. \
             Exits 0 even when targets are missed. Rows: \
             \(BenchRow.allCases.map(\.rawValue).joined(separator: ", ")).
             """)
@@ -111,22 +112,31 @@ struct Bench: ParsableCommand {
         print("- Dispatch: the toolchain's swift-corelibs-libdispatch")
         print("- method: each side of each row runs in fresh child processes of this binary, the sides "
             + "alternating; timed rows report the best of \(scale.repetitions) run\(scale.repetitions == 1 ? "" : "s") "
-            + "after a warm-up\(quick ? "" : " (best of 2 rounds; latency: best p99 of 3 rounds)"); "
+            + "after a warm-up\(quick ? "" : " (best of 2 rounds; latency and strict-lateness: best p99 of 3 rounds)"); "
             + "ratio = Ringlet/Dispatch, lower is better")
         print("")
 
-        let table = BenchTable(titleWidth: rows.map { $0.title(scale).count }.max() ?? 9)
+        let table = BenchTable(titleWidth: rows.map { $0.title(scale).count }.max() ?? 9,
+                               resultWidth: rows.contains(.energy) ? BenchVerdict.unavailable.rawValue.count : 6)
         table.printHeader()
         let executable = benchExecutablePath()
         var details: [String] = []
         var passes = 0
         var misses = 0
+        var unavailable = 0
+        // Runs of a workload several rows read (the timers rows), by "workload side".
+        var sharedRuns: [String: BenchChildResult] = [:]
         for row in rows {
             func measure(_ side: BenchSide, variant: String? = nil) -> BenchChildResult {
-                var arguments = ["bench", "--child", row.rawValue, "--side", side.rawValue]
+                let shared = variant == nil && BenchRow.allCases.contains { $0 != row && $0.workload == row.workload }
+                let key = row.workload.rawValue + " " + side.rawValue
+                if shared, let run = sharedRuns[key] { return run }
+                var arguments = ["bench", "--child", row.workload.rawValue, "--side", side.rawValue]
                 if let variant { arguments += ["--variant", variant] }
                 if quick { arguments.append("--quick") }
-                return benchRunChild(executable, arguments, timeoutSeconds: row.timeoutSeconds(scale))
+                let run = benchRunChild(executable, arguments, timeoutSeconds: row.timeoutSeconds(scale))
+                if shared { sharedRuns[key] = run }
+                return run
             }
             // Rounds alternate the sides so that a burst of load from elsewhere on a
             // shared machine hits both; each side keeps its best round. A side that
@@ -159,7 +169,11 @@ struct Bench: ParsableCommand {
             }
             let (line, notes) = judge(row, dispatch: dispatch, ringlet: ringlet, workers: workers, reserve: reserve)
             table.printLine(line)
-            if line.verdict == .pass { passes += 1 } else { misses += 1 }
+            switch line.verdict {
+            case .pass: passes += 1
+            case .miss: misses += 1
+            case .unavailable: unavailable += 1
+            }
             details += notes
             if row == .threads {
                 // Not in the table: the same items each on its own serial queue, which
@@ -172,7 +186,8 @@ struct Bench: ParsableCommand {
         print("")
         for note in details { print("- " + note) }
         if !details.isEmpty { print("") }
-        print("bench: \(rows.count) rows, \(passes) pass, \(misses) miss")
+        print("bench: \(rows.count) rows, \(passes) pass, \(misses) miss"
+            + (unavailable > 0 ? ", \(unavailable) not available here" : ""))
         fflush(stdout)
     }
 
@@ -197,8 +212,9 @@ struct Bench: ParsableCommand {
         if let limitRatio = row.targetRatio {
             target = "≤ " + benchFigure(limitRatio)
             pass = ratio.map { $0 <= limitRatio } ?? false
-        } else if row == .idleWakeups {
+        } else if row == .idleWakeups || row == .timersWindow {
             // Idle wake-ups: an idle Ringlet has no timer, so none of its threads may wake.
+            // Timer window: no fire of Ringlet's may be early or late beyond leeway + 1 ms.
             target = "≤ 0"
             pass = r.map { $0 <= 0 } ?? false
         } else {
@@ -218,9 +234,20 @@ struct Bench: ParsableCommand {
             notes.append("\(row.rawValue): Ringlet submitters waited \(Int(waits)) time(s) for a free work node "
                 + "(peak \(Int(ringlet["nodes_peak"] ?? 0)) in use)")
         }
-        let line = BenchTableLine(title: row.title(scale), dispatch: show(d), ringlet: show(r),
+        var line = BenchTableLine(title: row.title(scale), dispatch: show(d), ringlet: show(r),
                                   ratio: ratio.map(benchFigure) ?? "n/a", target: target,
                                   verdict: pass ? .pass : .miss)
+        if row == .energy && [dispatch, ringlet].contains(where: { $0.failure == nil && $0["energy_available"] == 0 }) {
+            // No figures to judge: neither a pass nor a miss.
+            line.dispatch = "—"
+            line.ringlet = "—"
+            line.ratio = "—"
+            line.verdict = .unavailable
+            let packages = Int(ringlet["rapl_packages"] ?? dispatch["rapl_packages"] ?? 0)
+            notes.append("energy: not available here: " + (packages == 0
+                ? "no RAPL package domain under /sys/class/powercap (intel-rapl:N)"
+                : "\(packages) RAPL package(s) but energy_uj is not readable (root only since Linux 5.10)"))
+        }
         return (line, notes)
     }
 
@@ -296,6 +323,8 @@ struct Bench: ParsableCommand {
             return ["idle: Dispatch " + side(dispatch) + " — its manager thread, in epoll_wait, wakes about once "
                 + "a second, and idle workers exit after ~5 s; Ringlet " + side(ringlet) + ". Every thread but main is counted (voluntary + nonvoluntary context switches "
                 + "from /proc/self/task/*/status) while main sleeps, after 20 warm-up items and 200 ms to settle"]
+        case .timers, .timersWindow, .timersCPU, .energy, .strictLateness:
+            return timerNotes(row, dispatch: dispatch, ringlet: ringlet, scale: scale)
         }
     }
 }

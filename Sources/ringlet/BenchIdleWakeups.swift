@@ -1,4 +1,4 @@
-// Context switches per thread from /proc, for the idle wake-ups row of
+// Context switches per thread from /proc, for the idle wake-ups and timers rows of
 // `ringlet bench`. Imports neither Dispatch nor Ringlet.
 import Glibc
 
@@ -48,10 +48,7 @@ func benchThreadSwitches(excluding excluded: Int) -> [Int: (voluntary: Int, nonv
 /// The idle-wakeups row, after the side has started its runtime, run its warm-up items
 /// and waited for them: settles 200 ms, then counts the context switches of every
 /// thread but the calling one while the calling thread sleeps `nanoseconds` in
-/// nanosleep. A thread present at both readings counts its difference; a thread created
-/// meanwhile counts all its switches; a thread that exited meanwhile counts 1 (it woke
-/// at least to exit; its own count is gone with it). With an unchanged set of threads
-/// this is the difference of the two sums.
+/// nanosleep (see `benchSwitchesBetween`).
 func benchIdleWakeups(nanoseconds: UInt64) -> [(String, Double)] {
     benchSleep(nanoseconds: 200_000_000)
     let me = benchCurrentThreadID()
@@ -60,6 +57,16 @@ func benchIdleWakeups(nanoseconds: UInt64) -> [(String, Double)] {
     benchSleep(nanoseconds: nanoseconds)
     let elapsed = benchNow() - start
     let after = benchThreadSwitches(excluding: me)
+    return benchSwitchesBetween(before, after) + [("idle_ns", Double(elapsed))]
+}
+
+/// The context switches between two readings of `benchThreadSwitches`. A thread
+/// present at both readings counts its difference; a thread created meanwhile counts
+/// all its switches; a thread that exited meanwhile counts 1 (it woke at least to
+/// exit; its own count is gone with it). With an unchanged set of threads this is the
+/// difference of the two sums.
+func benchSwitchesBetween(_ before: [Int: (voluntary: Int, nonvoluntary: Int)],
+                          _ after: [Int: (voluntary: Int, nonvoluntary: Int)]) -> [(String, Double)] {
     var voluntary = 0
     var nonvoluntary = 0
     var woken = 0
@@ -78,6 +85,5 @@ func benchIdleWakeups(nanoseconds: UInt64) -> [(String, Double)] {
     return [("switches", Double(voluntary + nonvoluntary + exited)), ("voluntary", Double(voluntary)),
             ("nonvoluntary", Double(nonvoluntary)), ("threads_watched", Double(before.count)),
             ("threads_woken", Double(woken)), ("threads_exited", Double(exited)),
-            ("threads_created", Double(created)), ("busiest_thread_switches", Double(busiest)),
-            ("idle_ns", Double(elapsed))]
+            ("threads_created", Double(created)), ("busiest_thread_switches", Double(busiest))]
 }

@@ -33,6 +33,8 @@ enum RingletSide {
         case .latency: out = latency(scale)
         case .memory: out = memory(scale)
         case .idleWakeups: out = idleWakeups(scale)
+        case .timers, .timersWindow, .timersCPU, .energy: out = timers(scale)
+        case .strictLateness: out = strictLateness(scale)
         }
         let statistics = Runtime.statistics
         out += [("node_exhaustion_waits", Double(statistics.workNodeExhaustionWaits)),
@@ -233,5 +235,67 @@ enum RingletSide {
         group.wait()
         return benchIdleWakeups(nanoseconds: scale.idleNanoseconds)
             + [("warmup_items_run", Double(counter.value.load(ordering: .relaxed)))]
+    }
+
+    /// `scale.timers` repeating timers on one serial queue, their first deadlines spread
+    /// evenly over one interval, handlers that only log their lateness: what the threads
+    /// did (context switches, CPU time, energy) over `scale.timersNanoseconds`, and
+    /// whether each fire came inside its window.
+    static func timers(_ scale: BenchScale) -> [(String, Double)] {
+        let queue = DispatchQueue(label: "bench.timers")
+        let group = DispatchGroup()
+        let interval = scale.timerIntervalNanoseconds
+        let leeway = scale.timerLeewayNanoseconds
+        let expectedRuns = Int((scale.timersNanoseconds + 1_000_000_000) / interval)
+        let base = benchNow() + 300_000_000
+        var timers: [DispatchSourceTimer] = []
+        var logs: [BenchTimerLog] = []
+        for i in 0..<scale.timers {
+            let first = base + interval * UInt64(i) / UInt64(scale.timers)
+            let log = BenchTimerLog(first: first, interval: interval, leeway: leeway, expectedRuns: expectedRuns)
+            let timer = DispatchSource.makeTimerSource(queue: queue)
+            timer.schedule(deadline: DispatchTime(uptimeNanoseconds: first), repeating: .nanoseconds(Int(interval)),
+                           leeway: .nanoseconds(Int(leeway)))
+            timer.setEventHandler {
+                let now = benchNow()
+                _ = log.record(data: timer.data, now: now)
+            }
+            timer.setCancelHandler { group.leave() }
+            group.enter()
+            timers.append(timer)
+            logs.append(log)
+        }
+        for timer in timers { timer.activate() }
+        // Measure from just before the first deadline: activation is not counted.
+        benchSleep(until: base - 20_000_000)
+        let measured = benchMeasureWhileSleeping(nanoseconds: scale.timersNanoseconds)
+        for timer in timers { timer.cancel() }
+        group.wait()
+        return measured + benchTimerSummary(logs)
+    }
+
+    /// Lateness of `scale.strictFires` fires of one `.strict` repeating timer with leeway 0.
+    static func strictLateness(_ scale: BenchScale) -> [(String, Double)] {
+        let queue = DispatchQueue(label: "bench.strict")
+        let reached = DispatchSemaphore(value: 0)
+        let finished = DispatchSemaphore(value: 0)
+        let interval = scale.strictIntervalNanoseconds
+        let first = benchNow() + 50_000_000
+        let log = BenchTimerLog(first: first, interval: interval, leeway: 0, expectedRuns: scale.strictFires,
+                                limit: scale.strictFires)
+        let timer = DispatchSource.makeTimerSource(flags: .strict, queue: queue)
+        timer.schedule(deadline: DispatchTime(uptimeNanoseconds: first), repeating: .nanoseconds(Int(interval)),
+                       leeway: .nanoseconds(0))
+        timer.setEventHandler {
+            let now = benchNow()
+            if log.record(data: timer.data, now: now) { reached.signal() }
+        }
+        // The cancel handler runs after the last event handler: the log is complete.
+        timer.setCancelHandler { finished.signal() }
+        timer.activate()
+        reached.wait()
+        timer.cancel()
+        finished.wait()
+        return benchTimerSummary([log])
     }
 }

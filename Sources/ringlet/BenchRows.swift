@@ -11,6 +11,12 @@ enum BenchRow: String, CaseIterable {
     case latency = "latency"
     case memory = "memory"
     case idleWakeups = "idle-wakeups"
+    /// The next four rows read one workload (`workload`): repeating timers on a serial queue.
+    case timers = "timers"
+    case timersWindow = "timers-window"
+    case timersCPU = "timers-cpu"
+    case energy = "energy"
+    case strictLateness = "strict-lateness"
 }
 
 /// Which runtime a child process measures.
@@ -47,20 +53,33 @@ struct BenchScale {
     var pendingPerQueue: Int
     /// How long the idle-wakeups row watches the idle runtime's threads.
     var idleNanoseconds: UInt64
+    /// Repeating timers of the timers rows, their interval and leeway, and how long
+    /// their context switches, CPU time and energy are measured.
+    var timers: Int
+    var timerIntervalNanoseconds: UInt64
+    var timerLeewayNanoseconds: UInt64
+    var timersNanoseconds: UInt64
+    /// Fires of the `.strict` timer (leeway 0) of the strict-lateness row, and its interval.
+    var strictFires: Int
+    var strictIntervalNanoseconds: UInt64
 
     static let full = BenchScale(
         serialItems: 1_000_000, hops: 100_000, syncCalls: 1_000_000, performIterations: 1_000_000,
         repetitions: 5, blockingItems: 256, blockingNanoseconds: 20_000_000,
         floodItems: 64, floodCPUNanoseconds: 100_000_000, interactiveItems: 200,
         interactiveGapNanoseconds: 2_000_000, queues: 10_000, pendingPerQueue: 10,
-        idleNanoseconds: 10_000_000_000)
+        idleNanoseconds: 10_000_000_000, timers: 200, timerIntervalNanoseconds: 50_000_000,
+        timerLeewayNanoseconds: 25_000_000, timersNanoseconds: 3_000_000_000, strictFires: 300,
+        strictIntervalNanoseconds: 10_000_000)
 
     static let quick = BenchScale(
         serialItems: 100_000, hops: 10_000, syncCalls: 100_000, performIterations: 100_000,
         repetitions: 1, blockingItems: 64, blockingNanoseconds: 20_000_000,
         floodItems: 64, floodCPUNanoseconds: 100_000_000, interactiveItems: 50,
         interactiveGapNanoseconds: 2_000_000, queues: 1_000, pendingPerQueue: 10,
-        idleNanoseconds: 2_000_000_000)
+        idleNanoseconds: 2_000_000_000, timers: 200, timerIntervalNanoseconds: 50_000_000,
+        timerLeewayNanoseconds: 25_000_000, timersNanoseconds: 1_000_000_000, strictFires: 100,
+        strictIntervalNanoseconds: 10_000_000)
 }
 
 extension BenchRow {
@@ -79,6 +98,17 @@ extension BenchRow {
             return "RSS, \(benchCount(scale.queues)) queues × \(scale.pendingPerQueue) pending items, MiB"
         case .idleWakeups:
             return "idle wake-ups, context switches in \(scale.idleNanoseconds / 1_000_000_000) s"
+        case .timers:
+            return "\(scale.timers) timers every \(scale.timerIntervalNanoseconds / 1_000_000) ms, "
+                + "context switches in \(scale.timersNanoseconds / 1_000_000_000) s"
+        case .timersWindow:
+            return "\(scale.timers) timers: fires outside [deadline, +leeway +1 ms]"
+        case .timersCPU:
+            return "\(scale.timers) timers: CPU time (user + sys) in \(scale.timersNanoseconds / 1_000_000_000) s, ms"
+        case .energy:
+            return "\(scale.timers) timers: energy in \(scale.timersNanoseconds / 1_000_000_000) s (RAPL packages), J"
+        case .strictLateness:
+            return "strict \(scale.strictIntervalNanoseconds / 1_000_000) ms timer, leeway 0: p99 lateness, µs"
         }
     }
 
@@ -93,6 +123,12 @@ extension BenchRow {
         case .latency: return 0.5
         case .memory: return 0.5
         case .idleWakeups: return nil
+        case .timers: return 0.02
+        case .timersWindow: return nil
+        case .timersCPU: return 0.1
+        // The issue sets no energy target; Ringlet must at least not cost more.
+        case .energy: return 1.0
+        case .strictLateness: return 1.0
         }
     }
 
@@ -103,7 +139,11 @@ extension BenchRow {
         case .threads: return "peak"
         case .latency: return "p99_ns"
         case .memory: return "rss_delta_bytes"
-        case .idleWakeups: return "switches"
+        case .idleWakeups, .timers: return "switches"
+        case .timersWindow: return "outside_window"
+        case .timersCPU: return "cpu_ns"
+        case .energy: return "energy_uj"
+        case .strictLateness: return "p99_ns"
         }
     }
 
@@ -112,18 +152,31 @@ extension BenchRow {
         if scale.repetitions == 1 { return 1 }
         switch self {
         case .serialAsync, .pingPong, .sync, .concurrentPerform: return 2
-        case .latency: return 3
+        case .latency, .strictLateness: return 3
         case .threads, .memory, .idleWakeups: return 1
+        case .timers, .timersWindow, .timersCPU, .energy: return 1
         }
     }
 
-    /// The headline figure as the table shows it (ns, threads, µs, MiB, context switches).
+    /// The headline figure as the table shows it (ns, threads, µs, MiB, context switches,
+    /// fires, ms of CPU, joules).
     func display(_ value: Double) -> String {
         switch self {
         case .serialAsync, .pingPong, .sync, .concurrentPerform: return benchFigure(value)
-        case .threads, .idleWakeups: return benchFixed(value, 0)
-        case .latency: return benchFigure(value / 1000)
+        case .threads, .idleWakeups, .timers, .timersWindow: return benchFixed(value, 0)
+        case .latency, .strictLateness: return benchFigure(value / 1000)
         case .memory: return benchFigure(value / 1_048_576)
+        case .timersCPU: return benchFigure(value / 1_000_000)
+        case .energy: return benchFigure(value / 1_000_000)
+        }
+    }
+
+    /// The row whose child process measures this one: the timers rows share one run
+    /// per side (the parent reuses it), so their figures describe the same fires.
+    var workload: BenchRow {
+        switch self {
+        case .timers, .timersWindow, .timersCPU, .energy: return .timers
+        default: return self
         }
     }
 
@@ -134,6 +187,9 @@ extension BenchRow {
             return 30 + Int(UInt64(scale.blockingItems) * scale.blockingNanoseconds / 1_000_000_000)
         case .latency, .memory: return 60
         case .idleWakeups: return 30 + Int(scale.idleNanoseconds / 1_000_000_000)
+        case .timers, .timersWindow, .timersCPU, .energy: return 30 + Int(scale.timersNanoseconds / 1_000_000_000)
+        case .strictLateness:
+            return 30 + Int(UInt64(scale.strictFires) * scale.strictIntervalNanoseconds / 1_000_000_000)
         default: return 30
         }
     }

@@ -33,6 +33,8 @@ func benchFigure(_ value: Double) -> String {
 enum BenchVerdict: String {
     case pass = "PASS"
     case miss = "MISS"
+    /// The machine can't measure the row (energy without a readable RAPL): not judged.
+    case unavailable = "not available here"
 }
 
 /// One line of the table.
@@ -49,8 +51,8 @@ struct BenchTableLine {
 struct BenchTable {
     let widths: [Int]
 
-    init(titleWidth: Int) {
-        widths = [max(titleWidth, 9), 10, 10, 16, 12, 6]
+    init(titleWidth: Int, resultWidth: Int = 6) {
+        widths = [max(titleWidth, 9), 10, 10, 16, 12, max(resultWidth, 6)]
     }
 
     private func line(_ cells: [String], rightAligned: Set<Int>) -> String {

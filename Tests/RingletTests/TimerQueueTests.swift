@@ -111,6 +111,19 @@ import Testing
             for firing in fired { #expect(firing.deadline <= at && at <= firing.deadline + 25 * ms) }
         }
     }
+
+    @Test func theManagerAimsAQuarterOfTheLeewayBeforeTheWindowEnds() {
+        let ms: UInt64 = 1_000_000
+        var queue = TimerQueue()
+        let wide = queue.schedule(deadline: 100 * ms, leeway: 100 * ms, interval: 0)   // [100, 200]
+        #expect(queue.nextWake() == 200 * ms)
+        #expect(queue.nextAim() == 195 * ms)   // a quarter is 25 ms: capped at 5 ms
+        _ = queue.schedule(deadline: 150 * ms, leeway: 20 * ms, interval: 0)            // [150, 170]
+        #expect(queue.nextAim() == 165 * ms)   // a quarter of 20 ms
+        queue.cancel(wide)
+        _ = queue.schedule(deadline: 140 * ms, leeway: 0, interval: 0)                  // strict: [140, 140]
+        #expect(queue.nextAim() == 140 * ms)   // never before a deadline
+    }
 }
 
 @Suite struct TimerLeewayPolicyTests {

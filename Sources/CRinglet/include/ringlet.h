@@ -213,6 +213,9 @@ long long rl_fd_writable_bytes(int fd);
 int rl_fd_poll_now(int fd, unsigned int events);
 /// fstat(2): size and link count.
 int rl_fd_stat(int fd, long long *size, long long *links);
+/// fstat(2): the device and inode `fd` names, which tell whether the number still
+/// names the same file (a closed and reused fd names another). 0 or -errno.
+int rl_fd_identity(int fd, unsigned long long *device, unsigned long long *inode);
 /// read(2)/write(2) retried on EINTR: bytes moved or -errno. For tests and demos.
 long long rl_fd_read(int fd, void *buffer, unsigned long long length);
 long long rl_fd_write(int fd, const void *buffer, unsigned long long length);
@@ -254,8 +257,8 @@ unsigned int rl_signal_take_caught(int signo);
 /// Creates (fd < 0) or updates a signalfd for the signals whose `watched[signo]`
 /// is non-zero (RL_SIGNAL_LIMIT entries). The fd or -errno.
 int rl_signalfd_update(int fd, const unsigned char *watched);
-/// Reads every pending signal from a signalfd, adds each to `counts[signo]` and
-/// calls the program's previous handler for it. 0 or -errno.
+/// Reads every pending signal from a signalfd, adds each to `counts[signo]` and calls
+/// the program's previous handler for it (on the calling thread). 0 or -errno.
 int rl_signalfd_take(int fd, unsigned int *counts);
 /// Blocks every asynchronous signal in the calling thread (Ringlet's own threads),
 /// so that signals go to the program's threads or stay pending for a signalfd.

@@ -12,13 +12,16 @@ extension ManagerThread {
     func register(_ source: DispatchSource, _ ring: Ring) {
         if source.registration.removing || source.registration.registered { return }
         source.registration.registered = true
-        armKernelSide(source, ring)
+        let immediate = armKernelSide(source, ring)
         // Polls are queued, not yet submitted; the registration handler still runs
-        // before any event, which can only come from a later completion.
+        // before any event, which can only come from a later completion, or is
+        // posted after it (a process already gone).
         source.registeredWithKernel()
+        source.post(immediate)
     }
 
-    private func armKernelSide(_ source: DispatchSource, _ ring: Ring) {
+    /// Returns an event to post once the registration handler is queued (0: none).
+    private func armKernelSide(_ source: DispatchSource, _ ring: Ring) -> UInt {
         switch source.kind {
         case .timer:
             reschedule(source)
@@ -34,12 +37,12 @@ extension ManagerThread {
                 if error == .noSuchProcess {
                     ringletWarning("\(source.name): no such process (it has exited and been reaped, or never "
                         + "existed); delivering .exit now")
-                    if mask.contains(.exit) { source.post(DispatchSource.ProcessEvent.exit.rawValue) }
+                    if mask.contains(.exit) { return DispatchSource.ProcessEvent.exit.rawValue }
                 } else {
                     ringletWarning("\(source.name): pidfd_open failed (\(error.name)); Linux 5.3 or later is "
                         + "needed for process sources. The source will never fire")
                 }
-                return
+                return 0
             }
             source.registration.ownedFD = fd
             claimSlot(source)
@@ -51,7 +54,7 @@ extension ManagerThread {
                 ringletWarning("\(source.name): inotify refused to watch fd \(fd) "
                     + "(\(Errno(negated: inotify).name)); raise fs.inotify.max_user_instances or "
                     + "max_user_watches if it says ENOSPC/EMFILE. The source will never fire")
-                return
+                return 0
             }
             source.registration.ownedFD = inotify
             var size: Int64 = 0, links: Int64 = 0
@@ -63,6 +66,7 @@ extension ManagerThread {
         case .dataAdd, .dataOr, .dataReplace:
             break
         }
+        return 0
     }
 
     /// Applies a timer source's current schedule (replacing the armed one).
@@ -160,6 +164,16 @@ extension ManagerThread {
             try ring.preparePoll(fd: fd, events: events, multishot: multishot, userData: data)
         }
         source.registration.pollArmed = true
+        source.registration.pollMultishot = multishot
+    }
+
+    /// The handler ran after a read or write source's poll ended (see pollCompleted).
+    func rearmPoll(_ source: DispatchSource, _ ring: Ring) {
+        let registration = source.registration
+        guard registration.registered, !registration.removing, !registration.pollArmed, registration.slot >= 0 else {
+            return
+        }
+        armPoll(source, ring)
     }
 
     func pollCompleted(_ completion: Ring.Completion, _ ring: Ring) {
@@ -175,8 +189,10 @@ extension ManagerThread {
         }
         if completion.result < 0 {
             let error = Errno(negated: completion.result)
-            if error == .invalidArgument && multishotPolls {
-                multishotPolls = false  // a kernel before 5.13: one-shot polls, re-armed
+            if error == .invalidArgument && source.registration.pollMultishot {
+                // A kernel before 5.13: one-shot polls, re-armed. Every multishot poll
+                // already queued fails the same way, not only the first.
+                multishotPolls = false
             } else if Self.isTransient(error) && source.registration.failures < 8 {
                 source.registration.failures += 1  // re-armed below; the event is not lost
             } else {
@@ -187,6 +203,20 @@ extension ManagerThread {
             }
         } else {
             source.registration.failures = 0
+            let levelTriggered: Bool
+            switch source.kind {
+            case .read, .write: levelTriggered = true
+            default: levelTriggered = false
+            }
+            if levelTriggered && !more {
+                // The poll ended on a ready descriptor (a one-shot poll, or a file that
+                // cannot be polled, such as a regular file): armed again now, it would
+                // complete at once, again and again, until the handler drains it. The
+                // delivery re-arms it after the handler (`rearmPoll`).
+                source.pollRearmOwed.store(true, ordering: .releasing)
+                deliverPollEvent(source, revents: UInt32(bitPattern: completion.result))
+                return
+            }
             deliverPollEvent(source, revents: UInt32(bitPattern: completion.result))
             if case .process = source.kind { return }  // an exit comes once
         }
@@ -264,9 +294,10 @@ extension ManagerThread {
         let index = Int(signo)
         signals.sources[index].removeAll { $0 === source }
         if !signals.sources[index].isEmpty { return }
-        // Signals caught before the handler goes are still counted for the others (none).
-        _ = rl_signal_take_caught(signo)
+        // The handler goes first, then what it caught meanwhile: nothing is left for a
+        // later source of the same signal.
         _ = rl_signal_uninstall(signo)
+        _ = rl_signal_take_caught(signo)
         signals.watched[index] = 0
         signals.active.removeAll { $0 == signo }
         if let ring = ringForSources { updateSignalFD(ring) }
@@ -341,8 +372,14 @@ extension ManagerThread {
     }
 
     func clockChanged(_ completion: Ring.Completion, _ ring: Ring) {
-        if completion.result > 0 { _ = rl_clock_change_watch(clockWatchFD) }
-        armClockWatch(ring)
+        if completion.result > 0 && rl_clock_change_watch(clockWatchFD) < 0 {
+            // The timerfd is closed: stop watching (timers keep their last offset).
+            ringletWarning("the wall-clock watch could not be re-armed; wall-clock timers will not follow "
+                + "further changes of the clock")
+            clockWatchFD = Int32.max
+        } else {
+            armClockWatch(ring)
+        }
         moveWallClockTimers()
     }
 

@@ -30,6 +30,8 @@ final class ManagerThread: @unchecked Sendable {
         case reschedule(DispatchSource)
         /// Disarm a source; its cancel handler runs once nothing can fire any more.
         case cancel(DispatchSource)
+        /// A read or write source's handler ran after its poll ended: arm it again.
+        case rearmPoll(DispatchSource)
         /// Re-read the wall clock's offset and move wall-clock timers (the clock-change
         /// watch posts this; tests post it after moving the test offset).
         case wallClockChanged
@@ -199,6 +201,7 @@ final class ManagerThread: @unchecked Sendable {
             case .register(let source): register(source, ring.unsafelyUnwrapped)
             case .reschedule(let source): reschedule(source)
             case .cancel(let source): unregister(source, ring.unsafelyUnwrapped)
+            case .rearmPoll(let source): rearmPoll(source, ring.unsafelyUnwrapped)
             case .wallClockChanged: moveWallClockTimers()
             #if DEBUG
             case .testHook(let body): body()
@@ -233,7 +236,7 @@ final class ManagerThread: @unchecked Sendable {
 
     /// Keeps exactly one timeout armed, at the end of the earliest window.
     private func rearmTimeout(_ ring: Ring) {
-        let next = timers.nextWake()
+        let next = timers.nextAim()
         lock.withLock { armedTimers = timers.armedCount }
         if next == armedDeadline { return }
         if armedDeadline != nil {

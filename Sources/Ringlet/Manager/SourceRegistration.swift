@@ -12,6 +12,8 @@ struct SourceRegistration {
     var generation: UInt32 = 0
     /// A poll request is in the kernel (a completion without IORING_CQE_F_MORE ends it).
     var pollArmed = false
+    /// That poll was asked for as multishot (an EINVAL then means: a kernel before 5.13).
+    var pollMultishot = false
     /// Polls in a row that ended with a transient error (re-armed up to 8 times).
     var failures = 0
     /// The timer in the manager's timer structure (timer sources).
@@ -31,5 +33,7 @@ struct SignalWatch {
     var active: [Int32] = []
     var fd: Int32 = -1
     var pollArmed = false
+    /// That poll was asked for as multishot (an EINVAL then means: a kernel before 5.13).
+    var pollMultishot = false
     var counts: [UInt32] = Array(repeating: 0, count: Int(RL_SIGNAL_LIMIT))
 }

@@ -106,6 +106,17 @@ struct TimerQueue {
         return byEnd.top?.key
     }
 
+    /// The instant the manager aims its timeout at: a quarter of the earliest-ending
+    /// window's leeway (at most `maximumMargin`) before that window's end, so that
+    /// the manager's own wake-up and the hand-off to a worker still land inside the
+    /// window on a busy board. Still inside the window, so never early.
+    mutating func nextAim(maximumMargin: UInt64 = 5_000_000) -> UInt64? {
+        dropStale(&byEnd)
+        guard let top = byEnd.top else { return nil }
+        let margin = min(entries[top.slot].leeway / 4, maximumMargin)
+        return top.key - min(margin, top.key)
+    }
+
     /// Fires every timer whose window contains `now` (its deadline is at or before
     /// `now`). One-shots are disarmed; repeating timers move to the first deadline
     /// after `now` on their original phase (no drift), counting the intervals passed.

@@ -37,6 +37,16 @@ extension DispatchSource {
             if value == 0 { return }
             pending.bitwiseOr(value, ordering: .acquiringAndReleasing)
         }
+        queueDelivery()
+    }
+
+    /// Data merged while the source was inactive is delivered on activation, as in GCD.
+    func deliverPendingData() {
+        if pending.load(ordering: .acquiring) != 0 { queueDelivery() }
+    }
+
+    /// Queues the delivery unless one is queued (then what was merged rides on it).
+    private func queueDelivery() {
         guard deliveryQueued.compareExchange(expected: false, desired: true,
                                              ordering: .acquiringAndReleasing).exchanged else { return }
         guard let node = spare else { ringletBug("\(name) has no delivery node while one is owed") }
@@ -50,10 +60,53 @@ extension DispatchSource {
         spare = makeNode { [self] in deliver() }
         deliveryQueued.store(false, ordering: .releasing)
         let value = pending.exchange(0, ordering: .acquiringAndReleasing)
-        if value == 0 || isCancelled { return }
+        if isCancelled { return }
+        if value == 0 {
+            rearmPollIfOwed()
+            return
+        }
+        if !descriptorStillNamesItsFile() { return }
         currentData.store(estimate(value), ordering: .relaxed)
-        lock.withLock { eventHandler }?.run()
-        recheckReadiness()
+        guard let handler = lock.withLock({ eventHandler }) else {
+            // No handler: nothing drains the descriptor, so no level-triggered re-run
+            // (it would spin); the next edge re-arms the poll.
+            rearmPollIfOwed()
+            return
+        }
+        handler.run()
+        if !recheckReadiness() { rearmPollIfOwed() }
+    }
+
+    /// A poll that ended on a ready descriptor is armed again once the handler has
+    /// run (while the descriptor stays ready, `recheckReadiness` queues the next
+    /// delivery, which re-arms it in turn).
+    private func rearmPollIfOwed() {
+        if pollRearmOwed.exchange(false, ordering: .acquiringAndReleasing) && !isCancelled {
+            manager.submit(.rearmPoll(self))
+        }
+    }
+
+    /// (device, inode) of the fd of a read or write source; nil for other kinds.
+    static func identity(of kind: Kind) -> (device: UInt64, inode: UInt64)? {
+        let fd: Int32
+        switch kind {
+        case .read(let descriptor), .write(let descriptor): fd = descriptor
+        default: return nil
+        }
+        var device: UInt64 = 0, inode: UInt64 = 0
+        return rl_fd_identity(fd, &device, &inode) == 0 ? (device, inode) : nil
+    }
+
+    /// False, after a warning and `cancel()`, when the fd was closed (and maybe
+    /// reused for another file) while the source was active: the kernel's poll still
+    /// watches the old file, and the handler would act on the new owner of the number.
+    private func descriptorStillNamesItsFile() -> Bool {
+        guard let expected = descriptorIdentity else { return true }
+        if let now = Self.identity(of: kind), now == expected { return true }
+        ringletWarning("\(name): fd \(handle) was closed (or now names another file) while the source was active; "
+            + "cancelling the source. Close the descriptor in the source's cancel handler instead")
+        cancel()
+        return false
     }
 
     /// `data` for the handler: read and write sources report bytes, not readiness.
@@ -72,14 +125,15 @@ extension DispatchSource {
 
     /// Read and write sources are level-triggered, as in GCD: while the descriptor
     /// stays ready after the handler (data left unread, EOF), the handler runs again.
-    private func recheckReadiness() {
+    /// Returns whether it queued another delivery.
+    private func recheckReadiness() -> Bool {
         let fd: Int32, events: UInt32
         switch kind {
         case .read(let descriptor): (fd, events) = (descriptor, RL_POLLIN)
         case .write(let descriptor): (fd, events) = (descriptor, RL_POLLOUT)
-        default: return
+        default: return false
         }
-        if isCancelled { return }
+        if isCancelled { return false }
         let ready = rl_fd_poll_now(fd, events)
         if ready > 0 && UInt32(ready) & 0x20 != 0 {  // POLLNVAL: closed under the source
             ringletWarning("fd \(fd) was closed while its \(name) was active; cancelling the source. Close the "
@@ -87,6 +141,8 @@ extension DispatchSource {
             cancel()
         } else if ready > 0 {
             post(1)
+            return true
         }
+        return false
     }
 }

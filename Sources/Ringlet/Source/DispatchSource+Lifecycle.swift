@@ -24,15 +24,19 @@ extension DispatchSource {
             if let registered { release(registered) }
             return
         }
-        queue.activate()
-        // The delivery node is in place: events may now take it.
+        // User data is registered at once: its registration handler is queued before
+        // any event can be.
+        if !needsManager && !isCancelled { registeredWithKernel() }
+        // The delivery node is in place: events may now take it. Before the queue is
+        // activated, so that a finish() queued by a concurrent cancel() finds the node
+        // free to release (it would otherwise think a delivery owns it, and leak it).
         deliveryQueued.store(false, ordering: .releasing)
+        deliverPendingData()
+        queue.activate()
         if isCancelled {
             unregistered()
         } else if needsManager {
             manager.submit(.register(self))
-        } else {
-            registeredWithKernel()
         }
     }
 
@@ -49,7 +53,9 @@ extension DispatchSource {
     }
 
     func resumeSource() {
-        if !lock.withLock({ activated }) {
+        // GCD: on an inactive source, resume() undoes a suspend() made while inactive,
+        // and activates only when there is none to undo.
+        if !lock.withLock({ activated }) && queue.lock.withLock({ queue.suspendCount == 0 }) {
             activateSource()
             return
         }

@@ -72,6 +72,12 @@ public class DispatchSource: DispatchObject, @unchecked Sendable {
     let currentData = Atomic<UInt>(0)
     /// The QoS deliveries run at (packed `QoSPriority`).
     let eventPriority = Atomic<UInt8>(0)
+    /// Read and write sources: the poll ended on a ready descriptor and is re-armed
+    /// after the next handler, not at once (it would complete again at once).
+    let pollRearmOwed = Atomic<Bool>(false)
+    /// Read and write sources: (device, inode) of the file the fd named at creation,
+    /// so that a delivery never runs for a file now behind a reused fd number.
+    let descriptorIdentity: (device: UInt64, inode: UInt64)?
     /// Manager-thread state: its registration (see ManagerThread+Sources.swift).
     var registration = SourceRegistration()
 
@@ -80,6 +86,7 @@ public class DispatchSource: DispatchObject, @unchecked Sendable {
         let target = target ?? DispatchQueue.global()
         targetLabel = target.label
         queue = DispatchQueue(label: target.label, kind: .serial, qos: .unspecified, target: target, inactive: true)
+        descriptorIdentity = Self.identity(of: kind)
         super.init()
         eventPriority.store(queue.resolvePriority(for: QoSPriority(.unspecified), flags: .detached,
                                                   itemQoS: .unspecified).rawValue, ordering: .relaxed)
