@@ -4,7 +4,7 @@ import Synchronization
 /// The manager thread: the one owner of the io_uring and of the timer structure
 /// (DESIGN.md principles 2 and 6).
 ///
-/// Other threads never touch the ring. They append a request under a short lock and
+/// Other threads never touch the ring. They push a request on a lock-free stack and
 /// wake the manager through an eventfd whose read stays armed on the ring — and skip
 /// even that write while the manager is known to be awake. The manager sleeps in
 /// io_uring_enter with, at most, one timeout armed: the end of the earliest timer
@@ -67,8 +67,8 @@ final class ManagerThread: @unchecked Sendable {
 
     let configuration: RuntimeConfiguration
     let leewayPolicy: TimerLeewayPolicy
+    private let requests = RequestStack<Request>()
     private let lock = FutexLock()
-    private var requests: [Request] = []
     /// True while the manager runs (or is about to): producers then skip the eventfd.
     private let awake = Atomic<Bool>(true)
     private(set) var wakeFD: EventFD?
@@ -120,11 +120,11 @@ final class ManagerThread: @unchecked Sendable {
         }
     }
 
-    /// Hands a request to the manager (any thread). One short lock; an eventfd
+    /// Hands a request to the manager (any thread). One compare-and-swap; an eventfd
     /// write only when the manager may be asleep.
     func submit(_ request: Request) {
-        lock.withLock { requests.append(request) }
-        if !awake.exchange(true, ordering: .acquiringAndReleasing) {
+        requests.push(request)
+        if !awake.exchange(true, ordering: .sequentiallyConsistent) {
             wakeFD?.signal()
         }
     }
@@ -176,8 +176,8 @@ final class ManagerThread: @unchecked Sendable {
             // Announce the sleep, then look once more: a request that raced with the
             // announcement either sees `awake == false` (and writes the eventfd) or
             // is seen here.
-            awake.store(false, ordering: .releasing)
-            if lock.withLock({ !requests.isEmpty }) {
+            awake.store(false, ordering: .sequentiallyConsistent)
+            if !requests.isEmpty {
                 awake.store(true, ordering: .relaxed)
                 continue
             }
@@ -189,12 +189,7 @@ final class ManagerThread: @unchecked Sendable {
     }
 
     private func takeRequests() {
-        let taken: [Request] = lock.withLock {
-            let all = requests
-            requests.removeAll(keepingCapacity: true)
-            return all
-        }
-        for request in taken {
+        for request in requests.takeAll() {
             switch request {
             case .oneShot(let deadline, let leeway, let wall, let action):
                 armTimer(deadline: deadline, wall: wall, interval: 0, leeway: leeway, owner: .action(action))
