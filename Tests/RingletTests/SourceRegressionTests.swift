@@ -81,6 +81,33 @@ struct SourceRegressionTests {
         for fd in [old.readEnd, old.writeEnd, new.readEnd, new.writeEnd, oldReader] { rl_close(fd) }
     }
 
+    /// The same for a file-system source: once its fd names another file, its events
+    /// (inotify still watches the old inode) cancel it instead of reaching the handler.
+    @Test func aFileReplacedUnderAFileSystemSourceCancelsIt() {
+        let base = "/tmp/ringlet-fs-reuse-\(rl_process_id())-\(monotonicNanoseconds)"
+        let watched = open(base + "-a", O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0o600)
+        let other = open(base + "-b", O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0o600)
+        let writer = open(base + "-a", O_WRONLY | O_CLOEXEC)
+        #expect(watched >= 0 && other >= 0 && writer >= 0)
+        let source = DispatchSource.makeFileSystemObjectSource(fileDescriptor: watched, eventMask: .write,
+                                                               queue: DispatchQueue(label: "test.regression.fs-fd"))
+        let events = AtomicCounter()
+        let registered = DispatchSemaphore(value: 0), cancelled = DispatchSemaphore(value: 0)
+        source.setRegistrationHandler { registered.signal() }
+        source.setEventHandler { events.increment() }
+        source.setCancelHandler { cancelled.signal() }
+        source.activate()
+        #expect(waited(registered))
+        #expect(dup2(other, watched) == watched)  // misuse: the fd now names the other file
+        let byte: [UInt8] = [1]
+        #expect(byte.withUnsafeBytes { rl_fd_write(writer, $0.baseAddress, 1) } == 1)
+        #expect(waited(cancelled))
+        #expect(events.value == 0)
+        for fd in [watched, other, writer] { rl_close(fd) }
+        _ = unlink(base + "-a")
+        _ = unlink(base + "-b")
+    }
+
     /// On kernels before 5.13 every multishot poll fails with EINVAL. Sources
     /// registered together all see it; only the first used to be re-armed (one-shot)
     /// and every other one was cancelled as if its descriptor were bad.

@@ -86,11 +86,12 @@ extension DispatchSource {
         }
     }
 
-    /// (device, inode) of the fd of a read or write source; nil for other kinds.
+    /// (device, inode) of the fd of a read, write or file-system source; nil for
+    /// other kinds.
     static func identity(of kind: Kind) -> (device: UInt64, inode: UInt64)? {
         let fd: Int32
         switch kind {
-        case .read(let descriptor), .write(let descriptor): fd = descriptor
+        case .read(let descriptor), .write(let descriptor), .fileSystem(let descriptor, _): fd = descriptor
         default: return nil
         }
         var device: UInt64 = 0, inode: UInt64 = 0
