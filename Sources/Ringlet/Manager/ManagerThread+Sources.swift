@@ -103,7 +103,7 @@ extension ManagerThread {
                 source.registration.timer = nil
             }
         case .signal(let signo):
-            unwatchSignal(signo, source)
+            unwatchSignal(signo, source, ring)
         default:
             if source.registration.pollArmed {
                 let target = sourceUserData(.poll, source)
@@ -290,7 +290,7 @@ extension ManagerThread {
         updateSignalFD(ring)
     }
 
-    private func unwatchSignal(_ signo: Int32, _ source: DispatchSource) {
+    private func unwatchSignal(_ signo: Int32, _ source: DispatchSource, _ ring: Ring) {
         let index = Int(signo)
         signals.sources[index].removeAll { $0 === source }
         if !signals.sources[index].isEmpty { return }
@@ -300,7 +300,7 @@ extension ManagerThread {
         _ = rl_signal_take_caught(signo)
         signals.watched[index] = 0
         signals.active.removeAll { $0 == signo }
-        if let ring = ringForSources { updateSignalFD(ring) }
+        updateSignalFD(ring)
     }
 
     private func updateSignalFD(_ ring: Ring) {
@@ -312,13 +312,16 @@ extension ManagerThread {
             return
         }
         signals.fd = fd
-        if !signals.pollArmed {
-            retrying(ring) { () throws(Errno) in
-                try ring.preparePoll(fd: fd, events: RL_POLLIN, multishot: multishotPolls,
-                                     userData: userData(.signals, 0))
-            }
-            signals.pollArmed = true
+        armSignalPoll(ring)
+    }
+
+    private func armSignalPoll(_ ring: Ring) {
+        if signals.pollArmed || signals.fd < 0 { return }
+        let fd = signals.fd
+        retrying(ring) { () throws(Errno) in
+            try ring.preparePoll(fd: fd, events: RL_POLLIN, multishot: multishotPolls, userData: userData(.signals, 0))
         }
+        signals.pollArmed = true
     }
 
     func signalsCompleted(_ completion: Ring.Completion, _ ring: Ring) {
@@ -330,22 +333,21 @@ extension ManagerThread {
             let fd = signals.fd
             _ = signals.counts.withUnsafeMutableBufferPointer { rl_signalfd_take(fd, $0.baseAddress) }
             for signo in signals.active {
-                let count = signals.counts[Int(signo)]
-                if count == 0 { continue }
+                post(signals.counts[Int(signo)], signal: signo)
                 signals.counts[Int(signo)] = 0
-                for source in signals.sources[Int(signo)] { source.post(UInt(count)) }
             }
         }
-        if !signals.pollArmed && !signals.active.isEmpty { updateSignalFD(ring) }
+        if !signals.active.isEmpty { armSignalPoll(ring) }
     }
 
     /// Signals Ringlet's handler caught on the program's threads (it wrote the eventfd).
     func takeCaughtSignals() {
-        for signo in signals.active {
-            let count = rl_signal_take_caught(signo)
-            if count == 0 { continue }
-            for source in signals.sources[Int(signo)] { source.post(UInt(count)) }
-        }
+        for signo in signals.active { post(rl_signal_take_caught(signo), signal: signo) }
+    }
+
+    private func post(_ count: UInt32, signal signo: Int32) {
+        if count == 0 { return }
+        for source in signals.sources[Int(signo)] { source.post(UInt(count)) }
     }
 
     // MARK: Wall-clock changes

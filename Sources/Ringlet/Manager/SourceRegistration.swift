@@ -33,7 +33,5 @@ struct SignalWatch {
     var active: [Int32] = []
     var fd: Int32 = -1
     var pollArmed = false
-    /// That poll was asked for as multishot (an EINVAL then means: a kernel before 5.13).
-    var pollMultishot = false
     var counts: [UInt32] = Array(repeating: 0, count: Int(RL_SIGNAL_LIMIT))
 }

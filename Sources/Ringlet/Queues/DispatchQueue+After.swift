@@ -9,19 +9,7 @@ extension DispatchQueue {
                            flags: DispatchWorkItemFlags = [], execute work: @escaping @Sendable () -> Void) {
         // GCD: a deadline that never comes schedules nothing.
         if deadline == .distantFuture { return }
-        let priority = resolvePriority(for: QoSPriority(.unspecified), flags: flags.union(.detached), itemQoS: qos)
-        let barrier = flags.contains(.barrier) && !isRoot
-        // The node is taken now, on the caller's thread, where waiting for a full pool
-        // is allowed: the manager thread only pushes it and never waits. Pending from
-        // now on, as far as the statistics go.
-        let node = ThreadContext.withCurrent { context in
-            context.counters.countSubmitted(priority.level)
-            return RuntimeParts.withPool {
-                $0.allocate(kind: .block, priority: priority, isBarrier: barrier, block: work, context: context)
-            }
-        }
-        let target = PendingNode(node)
-        schedule(at: deadline.uptimeNanoseconds, wall: false, level: priority.level) { [self] in push(target.node) }
+        scheduleBlock(at: deadline.uptimeNanoseconds, wall: false, qos: qos, flags: flags, work)
     }
 
     /// As `asyncAfter(deadline:...)` with a wall-clock deadline: when the wall clock
@@ -30,6 +18,28 @@ extension DispatchQueue {
     public func asyncAfter(wallDeadline: DispatchWallTime, qos: DispatchQoS = .unspecified,
                            flags: DispatchWorkItemFlags = [], execute work: @escaping @Sendable () -> Void) {
         guard let wall = wallDeadline.nanosecondsSinceEpoch else { return }
+        scheduleBlock(at: UInt64(max(wall, 0)), wall: true, qos: qos, flags: flags, work)
+    }
+
+    /// Submits a work item once `deadline` has passed.
+    public func asyncAfter(deadline: DispatchTime, execute workItem: DispatchWorkItem) {
+        if deadline == .distantFuture { return }
+        schedule(at: deadline.uptimeNanoseconds, wall: false, node: makeWorkItemNode(workItem, group: nil))
+    }
+
+    /// Submits a work item once the wall clock reaches `wallDeadline` (following
+    /// changes of the clock).
+    public func asyncAfter(wallDeadline: DispatchWallTime, execute workItem: DispatchWorkItem) {
+        guard let wall = wallDeadline.nanosecondsSinceEpoch else { return }
+        schedule(at: UInt64(max(wall, 0)), wall: true, node: makeWorkItemNode(workItem, group: nil))
+    }
+
+    /// The node of a closure submitted with `asyncAfter`: detached unless `qos` says
+    /// otherwise. Taken now, on the caller's thread, where waiting for a full pool is
+    /// allowed: the manager thread only pushes it and never waits. Pending from now
+    /// on, as far as the statistics go.
+    private func scheduleBlock(at deadline: UInt64, wall: Bool, qos: DispatchQoS, flags: DispatchWorkItemFlags,
+                               _ work: @escaping @Sendable () -> Void) {
         let priority = resolvePriority(for: QoSPriority(.unspecified), flags: flags.union(.detached), itemQoS: qos)
         let barrier = flags.contains(.barrier) && !isRoot
         let node = ThreadContext.withCurrent { context in
@@ -38,38 +48,19 @@ extension DispatchQueue {
                 $0.allocate(kind: .block, priority: priority, isBarrier: barrier, block: work, context: context)
             }
         }
-        let target = PendingNode(node)
-        schedule(at: UInt64(max(wall, 0)), wall: true, level: priority.level) { [self] in push(target.node) }
+        schedule(at: deadline, wall: wall, node: node)
     }
 
-    /// Submits a work item once `deadline` has passed.
-    public func asyncAfter(deadline: DispatchTime, execute workItem: DispatchWorkItem) {
-        if deadline == .distantFuture { return }
-        let node = PendingNode(makeWorkItemNode(workItem, group: nil))
-        schedule(at: deadline.uptimeNanoseconds, wall: false, level: node.node.pointee.priority.level) { [self] in
-            push(node.node)
-        }
-    }
-
-    /// Submits a work item once the wall clock reaches `wallDeadline` (following
-    /// changes of the clock).
-    public func asyncAfter(wallDeadline: DispatchWallTime, execute workItem: DispatchWorkItem) {
-        guard let wall = wallDeadline.nanosecondsSinceEpoch else { return }
-        let node = PendingNode(makeWorkItemNode(workItem, group: nil))
-        schedule(at: UInt64(max(wall, 0)), wall: true, level: node.node.pointee.priority.level) { [self] in
-            push(node.node)
-        }
-    }
-
-    /// Hands the timer to the manager. `deadline` is on the monotonic clock, or on
-    /// the wall clock when `wall`.
-    private func schedule(at deadline: UInt64, wall: Bool, level: QoSLevel,
-                          _ action: @escaping ManagerThread.TimerAction) {
+    /// Hands the timer to the manager, which pushes `node` when it fires. `deadline`
+    /// is on the monotonic clock, or on the wall clock when `wall`.
+    private func schedule(at deadline: UInt64, wall: Bool, node: WorkNodeRef) {
         let manager = RuntimeParts.shared.manager.takeUnretainedValue()
         let now = wall ? UInt64(max(WallClock.nanoseconds, 0)) : MonotonicClock.nanoseconds
         let delay = deadline > now ? deadline - now : 0
+        let level = node.pointee.priority.level
+        let pending = PendingNode(node)
         manager.submit(.oneShot(deadline: deadline, leeway: manager.leewayForAfter(delay: delay, level: level),
-                                wall: wall, action: action))
+                                wall: wall, action: { [self] in push(pending.node) }))
     }
 }
 
