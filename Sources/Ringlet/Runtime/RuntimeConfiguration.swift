@@ -52,6 +52,20 @@ public struct RuntimeConfiguration: Sendable, Equatable {
     public var utilityLeewayPercent: Int
     public var utilityLeewayMaxMilliseconds: Int
 
+    /// Read and write requests one `DispatchIO` channel keeps in flight on the ring
+    /// (`ioQueueDepth`, 1...4096, default 32).
+    public var ioQueueDepth: Int
+    /// Largest single read or write request, in bytes (`ioChunkBytes`, 4096...16777216,
+    /// default 262144); longer operations are split into requests of this size.
+    public var ioChunkBytes: Int
+    /// I/O request records, all channels together (`ioRequests`, 8...65536, default 256):
+    /// the bound on requests in flight in the process. A channel waits for a record.
+    public var ioRequests: Int
+    /// Bytes of read buffers the runtime holds, in flight or waiting for their handler
+    /// (`ioBufferBytes`, 65536...1073741824, default 16 MiB, at least one chunk). A slow
+    /// handler stops further reads instead of growing memory.
+    public var ioBufferBytes: Int
+
     /// The configuration derived from this machine: online CPUs and the defaults.
     public static func derived() -> RuntimeConfiguration {
         RuntimeConfiguration(cores: ThreadControl.onlineCPUs)
@@ -63,7 +77,9 @@ public struct RuntimeConfiguration: Sendable, Equatable {
                 backgroundSchedIdle: Bool = true, deadlockGraceMilliseconds: Int = 2000,
                 drainBatch: Int = 64, spinMicroseconds: Int = 5, ringEntries: Int = 64,
                 backgroundLeewayPercent: Int = 10, backgroundLeewayMaxMilliseconds: Int = 1000,
-                utilityLeewayPercent: Int = 5, utilityLeewayMaxMilliseconds: Int = 250) {
+                utilityLeewayPercent: Int = 5, utilityLeewayMaxMilliseconds: Int = 250,
+                ioQueueDepth: Int = 32, ioChunkBytes: Int = 256 * 1024, ioRequests: Int = 256,
+                ioBufferBytes: Int = 16 << 20) {
         self.cores = cores
         self.workersPerCore = workersPerCore
         self.reservePerCore = reservePerCore
@@ -80,6 +96,10 @@ public struct RuntimeConfiguration: Sendable, Equatable {
         self.backgroundLeewayMaxMilliseconds = backgroundLeewayMaxMilliseconds
         self.utilityLeewayPercent = utilityLeewayPercent
         self.utilityLeewayMaxMilliseconds = utilityLeewayMaxMilliseconds
+        self.ioQueueDepth = ioQueueDepth
+        self.ioChunkBytes = ioChunkBytes
+        self.ioRequests = ioRequests
+        self.ioBufferBytes = ioBufferBytes
     }
 
     /// The timer leeway policy these keys describe.
@@ -140,6 +160,14 @@ public struct RuntimeConfiguration: Sendable, Equatable {
             try check(value >= 0 && value <= 60_000, key, "must be 0...60000 (got \(value))")
         }
         try check(drainBatch >= 1 && drainBatch <= 1 << 20, "drainBatch", "must be 1...1048576 (got \(drainBatch))")
+        try check(ioQueueDepth >= 1 && ioQueueDepth <= 4096, "ioQueueDepth", "must be 1...4096 (got \(ioQueueDepth))")
+        try check(ioChunkBytes >= 4096 && ioChunkBytes <= 16 << 20, "ioChunkBytes",
+                  "must be 4096...16777216 (got \(ioChunkBytes))")
+        try check(ioRequests >= 8 && ioRequests <= 65536, "ioRequests", "must be 8...65536 (got \(ioRequests))")
+        try check(ioBufferBytes >= 65536 && ioBufferBytes <= 1 << 30, "ioBufferBytes",
+                  "must be 65536...1073741824 (got \(ioBufferBytes))")
+        try check(ioBufferBytes >= ioChunkBytes, "ioBufferBytes",
+                  "must hold at least one chunk: 'ioChunkBytes' is \(ioChunkBytes) (got \(ioBufferBytes))")
     }
 }
 
