@@ -123,6 +123,27 @@ int rl_ring_prep_read(rl_ring *ring, int fd, void *buffer, unsigned int length, 
     return 0;
 }
 
+int rl_ring_prep_rw(rl_ring *ring, int write, int fd, void *buffer, unsigned int length,
+                    unsigned long long offset, unsigned short ioprio, unsigned long long user_data) {
+    struct io_uring_sqe *sqe = rl_ring_sqe(ring);
+    if (!sqe) return -EBUSY;
+    if (write) io_uring_prep_write(sqe, fd, buffer, length, offset);
+    else io_uring_prep_read(sqe, fd, buffer, length, offset);
+    // The I/O priority of the request (io_uring_enter(2): "ioprio"); checked by the
+    // kernel like ioprio_set(2), so the idle and best-effort classes need no privilege.
+    sqe->ioprio = ioprio;
+    io_uring_sqe_set_data64(sqe, user_data);
+    return 0;
+}
+
+int rl_ring_prep_cancel(rl_ring *ring, unsigned long long target, unsigned long long user_data) {
+    struct io_uring_sqe *sqe = rl_ring_sqe(ring);
+    if (!sqe) return -EBUSY;
+    io_uring_prep_cancel64(sqe, target, 0);
+    io_uring_sqe_set_data64(sqe, user_data);
+    return 0;
+}
+
 int rl_ring_prep_poll_in(rl_ring *ring, int fd, unsigned long long user_data) {
     struct io_uring_sqe *sqe = rl_ring_sqe(ring);
     if (!sqe) return -EBUSY;
@@ -185,6 +206,8 @@ const char *rl_ring_missing_opcode(rl_ring *ring) {
         { IORING_OP_TIMEOUT, "IORING_OP_TIMEOUT (Linux 5.4)" },
         { IORING_OP_TIMEOUT_REMOVE, "IORING_OP_TIMEOUT_REMOVE (Linux 5.5)" },
         { IORING_OP_READ, "IORING_OP_READ (Linux 5.6)" },
+        { IORING_OP_WRITE, "IORING_OP_WRITE (Linux 5.6)" },
+        { IORING_OP_ASYNC_CANCEL, "IORING_OP_ASYNC_CANCEL (Linux 5.5)" },
     };
     struct io_uring_probe *probe = io_uring_get_probe_ring(&ring->ring);
     if (!probe) return 0;  // kernels before 5.6 have no probe; their setup already told

@@ -273,6 +273,32 @@ int rl_signal_block_in_thread(int signo, int block);
 /// the wall clock is set (TFD_TIMER_CANCEL_ON_SET). The fd or -errno.
 int rl_clock_change_watch(int fd);
 
+// MARK: I/O channels (ringlet_io.c, ringlet_uring.c)
+
+/// Queues a read (write == 0) or write of `length` bytes at `offset` (~0ULL: the
+/// file position, for pipes and sockets) with I/O priority `ioprio`. 0 or -EBUSY.
+int rl_ring_prep_rw(rl_ring *ring, int write, int fd, void *buffer, unsigned int length,
+                    unsigned long long offset, unsigned short ioprio, unsigned long long user_data);
+/// Queues the cancellation of the request whose user data is `target`.
+int rl_ring_prep_cancel(rl_ring *ring, unsigned long long target, unsigned long long user_data);
+
+/// What an I/O channel's descriptor is (rl_fd_describe).
+#define RL_FD_REGULAR 1   /* regular file or block device: reads and writes take offsets */
+#define RL_FD_STREAM 2    /* pipe, FIFO, socket, character device: no offsets */
+/// Describes `fd`: its kind (RL_FD_*), its current offset (0 for streams) and whether
+/// it was opened with O_APPEND. 0 or -errno (-EBADF for a closed fd).
+int rl_fd_describe(int fd, int *kind, long long *position, int *append);
+/// lseek(fd, position, SEEK_SET). 0 or -errno.
+int rl_fd_seek(int fd, long long position);
+/// open(2) with O_CLOEXEC added; the fd or -errno.
+int rl_open(const char *path, int flags, unsigned int mode);
+/// free(3) and munmap(2), for DispatchData deallocators.
+void rl_free(void *pointer);
+void rl_munmap(void *pointer, unsigned long long length);
+/// I/O priority value for a QoS (class << 13 | level): see ioprio_set(2).
+#define RL_IOPRIO_CLASS_BE 2
+#define RL_IOPRIO_CLASS_IDLE 3
+
 #ifdef __cplusplus
 }
 #endif

@@ -35,6 +35,12 @@ final class ManagerThread: @unchecked Sendable {
         /// Re-read the wall clock's offset and move wall-clock timers (the clock-change
         /// watch posts this; tests post it after moving the test offset).
         case wallClockChanged
+        /// Start a DispatchIO operation (its channel may queue it behind another).
+        case ioStart(IOOperation)
+        /// `close(flags: .stop)`: cancel the channel's requests and operations.
+        case ioStop(DispatchIO)
+        /// A handler gave read-buffer budget back: pump the operations waiting for it.
+        case ioResume
         #if DEBUG
         /// Runs a closure on the manager thread (tests: hold the manager while the
         /// kernel piles up completions).
@@ -51,6 +57,9 @@ final class ManagerThread: @unchecked Sendable {
         case pollRemove = 5
         case signals = 6
         case clockChange = 7
+        case io = 8
+        case ioPoll = 9
+        case ioCancel = 10
     }
 
     /// Who a timer in `timers` belongs to.
@@ -67,6 +76,8 @@ final class ManagerThread: @unchecked Sendable {
 
     let configuration: RuntimeConfiguration
     let leewayPolicy: TimerLeewayPolicy
+    /// DispatchIO's requests (IOEngine.swift).
+    let io: IOEngine
     private let requests = RequestStack<Request>()
     private let lock = FutexLock()
     /// True while the manager runs (or is about to): producers then skip the eventfd.
@@ -96,6 +107,8 @@ final class ManagerThread: @unchecked Sendable {
     init(configuration: RuntimeConfiguration) {
         self.configuration = configuration
         leewayPolicy = configuration.leewayPolicy
+        io = IOEngine(configuration: configuration)
+        io.manager = self
     }
 
     /// Starts the thread and waits until it owns a ring. Throws when io_uring or the
@@ -198,6 +211,9 @@ final class ManagerThread: @unchecked Sendable {
             case .cancel(let source): unregister(source, ring.unsafelyUnwrapped)
             case .rearmPoll(let source): rearmPoll(source, ring.unsafelyUnwrapped)
             case .wallClockChanged: moveWallClockTimers()
+            case .ioStart(let operation): io.start(operation, ring.unsafelyUnwrapped)
+            case .ioStop(let channel): io.stop(channel, ring.unsafelyUnwrapped)
+            case .ioResume: io.resume(ring.unsafelyUnwrapped)
             #if DEBUG
             case .testHook(let body): body()
             #endif
@@ -296,7 +312,9 @@ final class ManagerThread: @unchecked Sendable {
                 signalsCompleted(completion, ring)
             case .clockChange:
                 clockChanged(completion, ring)
-            case .timeoutRemove, .pollRemove, .none:
+            case .io, .ioPoll:
+                io.completed(completion, ring)
+            case .timeoutRemove, .pollRemove, .ioCancel, .none:
                 break
             }
         }

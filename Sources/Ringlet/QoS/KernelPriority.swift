@@ -1,3 +1,5 @@
+import CRinglet
+
 /// Carries a worker band's QoS into the kernel, once per thread at start (Linux does
 /// not let an unprivileged thread raise its priority back, see `WorkerBand`).
 /// A refused call degrades to "no kernel hint" with one warning line per band.
@@ -17,6 +19,21 @@ enum KernelPriority {
                 warnOnce(band, "could not set SCHED_IDLE or nice 19 for background workers (\(error.name)); "
                     + "they run at the default CPU priority")
             }
+        }
+    }
+
+    /// The I/O priority of a request issued at `level` (ioprio_set(2): class << 13 |
+    /// level). Background reads and writes use the idle class, which the disk
+    /// scheduler serves only when nothing else waits; the other classes map to
+    /// best-effort levels 1 (user-interactive) to 6 (utility). Neither needs privilege.
+    static func ioPriority(for level: QoSLevel) -> UInt16 {
+        let bestEffort = UInt16(RL_IOPRIO_CLASS_BE) << 13
+        switch level {
+        case .background: return UInt16(RL_IOPRIO_CLASS_IDLE) << 13
+        case .utility: return bestEffort | 6
+        case .default, .unspecified: return bestEffort | 4
+        case .userInitiated: return bestEffort | 2
+        case .userInteractive: return bestEffort | 1
         }
     }
 

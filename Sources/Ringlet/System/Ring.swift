@@ -69,6 +69,23 @@ final class Ring {
         if r < 0 { throw Errno(negated: r) }
     }
 
+    /// Queues a read or write of `length` bytes at `buffer` (valid until the
+    /// completion). `offset` nil: the file position (pipes, sockets). `ioprio` is the
+    /// request's I/O priority (`KernelPriority.ioPriority`).
+    func prepareTransfer(write: Bool, fd: Int32, buffer: UnsafeMutableRawPointer, length: Int, offset: Int64?,
+                         ioprio: UInt16, userData: UInt64) throws(Errno) {
+        if try injected(userData) { return }
+        let at = offset.map { UInt64(bitPattern: $0) } ?? UInt64.max
+        let r = rl_ring_prep_rw(handle, write ? 1 : 0, fd, buffer, UInt32(length), at, ioprio, userData)
+        if r < 0 { throw Errno(negated: r) }
+    }
+
+    /// Queues the cancellation of the request whose user data is `target`.
+    func prepareCancel(target: UInt64, userData: UInt64) throws(Errno) {
+        let r = rl_ring_prep_cancel(handle, target, userData)
+        if r < 0 { throw Errno(negated: r) }
+    }
+
     /// Queues a one-shot readiness poll (POLLIN) of `fd`: the completion comes when
     /// `fd` has data. Portable to 5.x kernels, unlike a read of a non-blocking fd.
     func preparePollIn(fd: Int32, userData: UInt64) throws(Errno) {

@@ -1,0 +1,128 @@
+// Reading a DispatchData's bytes: slices, regions, copies and contiguous views.
+extension DispatchData {
+    /// The bytes in `range` as new data sharing this data's storage (no copy).
+    /// Traps when `range` is outside `0..<count`.
+    public func subdata(in range: Range<Int>) -> DispatchData {
+        if range.lowerBound < 0 || range.upperBound > count {
+            ringletMisuse("DispatchData.subdata(in: \(range.lowerBound)..<\(range.upperBound)) is outside the "
+                + "data's \(count) bytes")
+        }
+        var result = DispatchData(regions: [])
+        if range.isEmpty { return result }
+        var r = regionIndex(containing: range.lowerBound)
+        var location = range.lowerBound
+        while location < range.upperBound {
+            let region = regions[r]
+            let within = location - start(ofRegion: r)
+            let take = Swift.min(region.count - within, range.upperBound - location)
+            result.appendRegion(DataRegion(storage: region.storage, start: region.start + within, count: take))
+            location += take
+            r += 1
+        }
+        return result
+    }
+
+    /// The region holding byte `location`, as data of its own, and where that
+    /// region starts in this data. Traps when `location` is outside the data.
+    public func region(location: Int) -> (data: DispatchData, offset: Int) {
+        if location < 0 || location >= count {
+            ringletMisuse("DispatchData.region(location: \(location)) is outside the data's \(count) bytes")
+        }
+        let r = regionIndex(containing: location)
+        return (DispatchData(regions: [regions[r]]), start(ofRegion: r))
+    }
+
+    /// Calls `block` with each region's bytes and where they start in the data, in
+    /// order, until it sets `stop`.
+    public func enumerateBytes(_ block: (_ buffer: UnsafeBufferPointer<UInt8>, _ byteIndex: Int,
+                                         _ stop: inout Bool) -> Void) {
+        var stop = false
+        for (index, region) in regions.enumerated() {
+            block(region.bytes.bindMemory(to: UInt8.self), start(ofRegion: index), &stop)
+            if stop { return }
+        }
+    }
+
+    /// The Swift 4.0 spelling of `enumerateBytes(_:)`.
+    public func enumerateBytes(block: (_ buffer: UnsafeBufferPointer<UInt8>, _ byteIndex: Int,
+                                       _ stop: inout Bool) -> Void) {
+        enumerateBytes(block)
+    }
+
+    /// Calls `body` with the bytes contiguous in memory: in place when the data has
+    /// one region, else in a temporary copy freed on return.
+    public func withUnsafeBytes<Result, ContentType, E: Error>(
+        body: (UnsafePointer<ContentType>) throws(E) -> Result) throws(E) -> Result {
+        if regions.count == 1 {
+            let bytes = regions[0].bytes
+            return try body(bytes.baseAddress.unsafelyUnwrapped.assumingMemoryBound(to: ContentType.self))
+        }
+        let copy = UnsafeMutableRawPointer.allocate(byteCount: Swift.max(count, 1),
+                                                    alignment: Swift.max(MemoryLayout<ContentType>.alignment, 16))
+        defer { copy.deallocate() }
+        copyBytes(to: copy, from: 0..<count)
+        return try body(copy.bindMemory(to: ContentType.self, capacity: Swift.max(count / MemoryLayout<ContentType>.stride, 1)))
+    }
+
+    /// Copies the first `count` bytes to `pointer`, which must hold them.
+    public func copyBytes(to pointer: UnsafeMutableRawBufferPointer, count: Int) {
+        precondition(count <= pointer.count, "DispatchData.copyBytes: buffer too small for \(count) bytes")
+        guard let base = pointer.baseAddress else { return }
+        copyBytes(to: base, from: 0..<count)
+    }
+
+    /// Copies the bytes in `range` to `pointer`, which must hold them.
+    public func copyBytes(to pointer: UnsafeMutableRawBufferPointer, from range: Range<Int>) {
+        precondition(range.count <= pointer.count, "DispatchData.copyBytes: buffer too small for \(range.count) bytes")
+        guard let base = pointer.baseAddress else { return }
+        copyBytes(to: base, from: range)
+    }
+
+    /// The Swift 3 spellings.
+    public func copyBytes(to pointer: UnsafeMutablePointer<UInt8>, count: Int) {
+        copyBytes(to: UnsafeMutableRawPointer(pointer), from: 0..<count)
+    }
+
+    public func copyBytes(to pointer: UnsafeMutablePointer<UInt8>, from range: Range<Int>) {
+        copyBytes(to: UnsafeMutableRawPointer(pointer), from: range)
+    }
+
+    /// Copies as many bytes of `range` (nil: the whole data) as fit in `buffer`;
+    /// returns how many bytes it copied. Traps when `range` is outside the data.
+    public func copyBytes<DestinationType>(to buffer: UnsafeMutableBufferPointer<DestinationType>,
+                                           from range: Range<Int>? = nil) -> Int {
+        guard count > 0, let base = buffer.baseAddress else { return 0 }
+        let capacity = buffer.count * MemoryLayout<DestinationType>.stride
+        let wanted: Range<Int>
+        if let range {
+            if range.isEmpty { return 0 }
+            if range.lowerBound < 0 || range.upperBound > count {
+                ringletMisuse("DispatchData.copyBytes(from: \(range.lowerBound)..<\(range.upperBound)) is outside "
+                    + "the data's \(count) bytes")
+            }
+            wanted = range.lowerBound..<(range.lowerBound + Swift.min(capacity, range.count))
+        } else {
+            wanted = 0..<Swift.min(capacity, count)
+        }
+        copyBytes(to: UnsafeMutableRawPointer(base), from: wanted)
+        return wanted.count
+    }
+
+    /// Copies the bytes in `range` (within the data) to `destination`.
+    func copyBytes(to destination: UnsafeMutableRawPointer, from range: Range<Int>) {
+        if range.isEmpty { return }
+        precondition(range.lowerBound >= 0 && range.upperBound <= count, "DispatchData.copyBytes: range out of bounds")
+        var r = regionIndex(containing: range.lowerBound)
+        var location = range.lowerBound
+        var written = 0
+        while location < range.upperBound {
+            let region = regions[r]
+            let within = location - start(ofRegion: r)
+            let take = Swift.min(region.count - within, range.upperBound - location)
+            (destination + written).copyMemory(from: region.storage.base + region.start + within, byteCount: take)
+            written += take
+            location += take
+            r += 1
+        }
+    }
+}

@@ -1,0 +1,299 @@
+import CRinglet
+
+/// A channel for reading and writing a file descriptor, source-compatible with GCD's
+/// `DispatchIO`, with every read and write an io_uring request issued by the manager
+/// thread: no worker ever blocks in read(2) or write(2), and the thread count does
+/// not change while I/O runs.
+///
+/// - `.random` channels take offsets (relative to the file position when the channel
+///   was created) and keep up to `ioQueueDepth` requests in flight per channel.
+/// - `.stream` channels read and write in order; on a regular file they too keep
+///   several requests in flight, on pipes and sockets one at a time.
+///
+/// Read handlers get data as it arrives, in pieces of at least the low water (default
+/// 1 byte: as it arrives) and at most the high water, and `done` exactly once. Errors
+/// are errno values; `ECANCELED` for operations a `.stop` close ended; a read past the
+/// end of the file ends with `done`, empty data and 0. The cleanup handler runs once,
+/// after `close` and the last operation's handler — or with the errno when the path
+/// could not be opened.
+public class DispatchIO: DispatchObject, @unchecked Sendable {
+    /// The descriptor and whether the channel opened it (then the channel closes it).
+    let descriptor: ChannelDescriptor
+    let type: StreamType
+    /// What the descriptor is: offsets work (regular files) or not (streams).
+    let isRegularFile: Bool
+    /// The file position when the channel was created: offset 0 of a `.random` channel.
+    let basePosition: Int64
+    /// O_APPEND: writes go to the end, whatever the offset.
+    let appends: Bool
+    /// The errno every operation fails with (a path that could not be opened, a
+    /// closed descriptor, `.random` on a pipe), or 0.
+    let failure: Int32
+    let cleanupQueue: DispatchQueue
+    let engine: IOEngine
+    let name: String
+
+    private let lock = FutexLock()
+    // Under `lock`:
+    private var cleanupHandler: ((Int32) -> Void)?
+    private var closed = false
+    private var outstanding = 0      // operations whose done handler has not run
+    private var running = 0          // of those, handed to the manager
+    private var held: [Held] = []    // behind a barrier, in order
+    private var barrierRunning = false
+    private var lowWater = 1
+    private var highWater = Int.max
+    private var interval: (nanoseconds: UInt64, strict: Bool) = (0, false)
+    // Manager thread only (see IOEngine):
+    var streamPosition: Int64 = 0
+    var activeStream: [IOOperation?] = [nil, nil]   // [read, write]
+    var waitingStream: [[IOOperation]] = [[], []]
+    var stopped = false
+
+    /// An operation or a barrier waiting behind a barrier.
+    private enum Held {
+        case operation(IOOperation)
+        case barrier(() -> Void)
+    }
+
+    init(type: StreamType, descriptor: ChannelDescriptor, failure: Int32, queue: DispatchQueue,
+         cleanupHandler: @escaping (Int32) -> Void) {
+        self.type = type
+        self.descriptor = descriptor
+        self.cleanupQueue = queue
+        self.cleanupHandler = cleanupHandler
+        engine = RuntimeParts.shared.manager.takeUnretainedValue().io
+        name = "DispatchIO(fd \(descriptor.fd))"
+        var kind: Int32 = 0, position: Int64 = 0, append: Int32 = 0
+        var error = failure
+        if error == 0 {
+            let r = rl_fd_describe(descriptor.fd, &kind, &position, &append)
+            if r < 0 { error = -r }
+        }
+        isRegularFile = error == 0 && kind == RL_FD_REGULAR
+        if error == 0 && type == .random && !isRegularFile { error = 29 }  // ESPIPE: no offsets on a stream
+        basePosition = position
+        streamPosition = position
+        appends = append != 0
+        self.failure = error
+        super.init()
+        if failure != 0 {
+            // GCD reports a path it could not open through the cleanup handler.
+            runCleanupLocked(error: failure)
+        }
+    }
+
+    deinit {
+        lock.withLock { runCleanupLocked(error: 0) }
+        lock.deallocate()
+    }
+
+    /// The channel's descriptor (for a path channel, the one it opened; -1 if it failed).
+    public var fileDescriptor: Int32 { descriptor.fd }
+
+    // MARK: Limits
+
+    /// Handlers of reads started after this get at most `highWater` bytes at a time.
+    public func setLimit(highWater: Int) {
+        lock.withLock { self.highWater = Swift.max(highWater, 1) }
+    }
+
+    /// Handlers of reads started after this get data only once `lowWater` bytes are
+    /// there (or at the end, or at the interval). Default 1: data as it arrives.
+    public func setLimit(lowWater: Int) {
+        lock.withLock { self.lowWater = Swift.max(lowWater, 1) }
+    }
+
+    /// Reads started after this deliver what they have every `interval`, even below
+    /// the low water. `.strictInterval` makes the timer `.strict` (no leeway).
+    public func setInterval(interval: DispatchTimeInterval, flags: IntervalFlags = []) {
+        let nanoseconds = UInt64(Swift.max(interval.offsetNanoseconds, 0))
+        lock.withLock { self.interval = (nanoseconds, flags.contains(.strictInterval)) }
+    }
+
+    var intervalSetting: (nanoseconds: UInt64, strict: Bool) { lock.withLock { interval } }
+
+    // MARK: Operations
+
+    /// Reads `length` bytes (Int.max: to the end) at `offset` (ignored by `.stream`
+    /// channels). `ioHandler` runs on `queue` with each piece, `done` once, last.
+    public func read(offset: Int, length: Int, queue: DispatchQueue,
+                     ioHandler: @escaping (_ done: Bool, _ data: DispatchData?, _ error: Int32) -> Void) {
+        let limits = lock.withLock { (lowWater, highWater) }
+        let operation = IOOperation(channel: self, isWrite: false, startOffset: startOffset(offset),
+                                    length: Swift.max(length, 0), writeData: .empty, queue: queue,
+                                    limits: limits, handler: ioHandler)
+        admit(operation)
+    }
+
+    /// Writes `data` at `offset` (ignored by `.stream` channels and O_APPEND files).
+    /// `ioHandler` runs once with `done`: nil data when all was written, else the
+    /// data left unwritten and the errno.
+    public func write(offset: Int, data: DispatchData, queue: DispatchQueue,
+                      ioHandler: @escaping (_ done: Bool, _ data: DispatchData?, _ error: Int32) -> Void) {
+        let operation = IOOperation(channel: self, isWrite: true, startOffset: appends ? nil : startOffset(offset),
+                                    length: data.count, writeData: data, queue: queue,
+                                    limits: (1, Int.max), handler: ioHandler)
+        admit(operation)
+    }
+
+    /// `.random`: the file offset of channel offset `offset`; `.stream`: decided at
+    /// start (the channel's position on a file, none on a pipe).
+    private func startOffset(_ offset: Int) -> Int64? {
+        guard type == .random, isRegularFile else { return nil }
+        return basePosition + Int64(Swift.max(offset, 0))
+    }
+
+    /// Hands an operation to the manager, or holds it behind a barrier, or ends it
+    /// at once on a closed or failed channel.
+    private func admit(_ operation: IOOperation) {
+        let start = lock.withLock { () -> Bool in
+            outstanding += 1
+            if !held.isEmpty || barrierRunning {
+                held.append(.operation(operation))
+                return false
+            }
+            running += 1
+            return true
+        }
+        if start { begin(operation) }
+    }
+
+    /// Starts a counted operation: to the manager, or ended at once.
+    private func begin(_ operation: IOOperation) {
+        let refusal = failure != 0 ? failure : (lock.withLock { closed } ? Errno.cancelled.rawValue : 0)
+        if refusal != 0 {
+            operation.isWrite ? operation.finishWrite(unwrittenFrom: 0, error: refusal)
+                              : operation.finish(error: refusal)
+            return
+        }
+        engine.submit(operation)
+    }
+
+    /// The done handler of `operation` has run (its queue).
+    func operationFinished(_ operation: IOOperation) {
+        var starts: [IOOperation] = []
+        var barrier: (() -> Void)?
+        lock.withLock {
+            outstanding -= 1
+            running -= 1
+            (starts, barrier) = advanceLocked()
+            if closed { runCleanupLocked(error: 0) }
+        }
+        launch(starts, barrier)
+    }
+
+    // MARK: Barrier
+
+    /// Runs `barrier` once every operation submitted before it has finished, and
+    /// before any submitted after it starts. It runs on the channel's queue (the one
+    /// given at creation), where the descriptor may be used directly (fsync, ftruncate).
+    public func barrier(execute barrier: @escaping () -> Void) {
+        let runNow = lock.withLock { () -> Bool in
+            if held.isEmpty && !barrierRunning && running == 0 {
+                barrierRunning = true
+                return true
+            }
+            held.append(.barrier(barrier))
+            return false
+        }
+        if runNow { launch([], barrier) }
+    }
+
+    /// What may start now: held operations up to the next barrier, then that barrier
+    /// once nothing runs.
+    private func advanceLocked() -> ([IOOperation], (() -> Void)?) {
+        var starts: [IOOperation] = []
+        while !barrierRunning, let first = held.first {
+            switch first {
+            case .operation(let operation):
+                held.removeFirst()
+                running += 1
+                starts.append(operation)
+            case .barrier(let body):
+                if running > 0 { return (starts, nil) }
+                held.removeFirst()
+                barrierRunning = true
+                return (starts, body)
+            }
+        }
+        return (starts, nil)
+    }
+
+    private func launch(_ starts: [IOOperation], _ barrier: (() -> Void)?) {
+        starts.forEach { begin($0) }
+        guard let barrier else { return }
+        let body = UncheckedClosure(barrier)
+        cleanupQueue.async { [self] in
+            body.run()
+            var next: ([IOOperation], (() -> Void)?) = ([], nil)
+            lock.withLock {
+                barrierRunning = false
+                next = advanceLocked()
+                if closed { runCleanupLocked(error: 0) }
+            }
+            launch(next.0, next.1)
+        }
+    }
+
+    // MARK: Closing
+
+    /// Closes the channel: later operations fail with ECANCELED; with `.stop`, so do
+    /// the ones under way (their requests are cancelled on the ring). The cleanup
+    /// handler runs once every operation's done handler has run.
+    public func close(flags: CloseFlags = []) {
+        lock.withLock {
+            closed = true
+            runCleanupLocked(error: 0)
+        }
+        if flags.contains(.stop) { engine.stop(self) }
+    }
+
+    /// Runs the cleanup handler once the channel is closed and idle (or failed to open).
+    private func runCleanupLocked(error: Int32) {
+        guard let handler = cleanupHandler else { return }
+        if error == 0 && (outstanding > 0 || barrierRunning || !held.isEmpty) { return }
+        cleanupHandler = nil
+        descriptor.channelDone()
+        let body = UncheckedErrnoClosure(handler)
+        cleanupQueue.async { body.run(error) }
+    }
+}
+
+/// A descriptor shared by the channels made from one another; closed when the last
+/// of them is done with it, if a channel opened it.
+final class ChannelDescriptor: @unchecked Sendable {
+    let fd: Int32
+    private let owned: Bool
+    private let lock = FutexLock()
+    private var users = 1
+
+    init(fd: Int32, owned: Bool) {
+        self.fd = fd
+        self.owned = owned
+    }
+
+    deinit { lock.deallocate() }
+
+    /// Another channel uses the descriptor.
+    func share() { lock.withLock { users += 1 } }
+
+    /// A channel's cleanup ran; the last one closes a descriptor the channel opened.
+    func channelDone() {
+        let last = lock.withLock { () -> Bool in
+            users -= 1
+            return users == 0
+        }
+        if last && owned && fd >= 0 { rl_close(fd) }
+    }
+}
+
+private struct UncheckedClosure: @unchecked Sendable {
+    let run: () -> Void
+    init(_ run: @escaping () -> Void) { self.run = run }
+}
+
+private struct UncheckedErrnoClosure: @unchecked Sendable {
+    let run: (Int32) -> Void
+    init(_ run: @escaping (Int32) -> Void) { self.run = run }
+}

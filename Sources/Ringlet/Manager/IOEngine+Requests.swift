@@ -1,0 +1,234 @@
+import CRinglet
+
+// Issuing requests and merging their completions (manager thread only).
+//
+// Files (`usesOffsets`): requests at explicit offsets, up to `depth` in flight; a
+// short read or write leaves a hole that is requested again; reads are delivered
+// in file order whatever order they complete in, and a read of 0 bytes marks the end.
+// Streams (pipes, sockets): one request at a time at the file position; a short
+// result is normal, and the next request continues after it.
+extension IOEngine {
+    /// Issues what `operation` may issue now; ends it when nothing is left.
+    func pump(_ operation: IOOperation, _ ring: Ring) {
+        while !operation.issuingDone && !operation.stopped && operation.failure == 0 {
+            if operation.usesOffsets ? operation.inFlight >= depth : operation.inFlight > 0 { break }
+            guard let next = nextRequest(operation) else { break }
+            guard let slot = freeSlots.last else {
+                wait(operation)
+                return
+            }
+            var buffer: UnsafeMutableRawPointer
+            if operation.isWrite {
+                buffer = operation.writePointer(at: next.dataIndex)
+            } else {
+                if !pool.reserve(next.length) {
+                    if !(pool.waitForRelease(next.length) && pool.reserve(next.length)) {
+                        wait(operation)
+                        return
+                    }
+                }
+                buffer = pool.take(capacity: next.length)
+            }
+            freeSlots.removeLast()
+            generation &+= 1
+            let entry = InFlight(operation: operation, generation: generation, buffer: buffer, capacity: next.length,
+                                 length: next.length, offset: next.offset, dataIndex: next.dataIndex,
+                                 ioprio: ioprioRefused ? 0 : operation.ioprio)
+            slots[slot] = entry
+            issue(entry, slot, ring)
+            operation.inFlight += 1
+            if next.fromHole { operation.holes.removeLast() }
+            else if operation.usesOffsets {
+                operation.requested += next.length
+                operation.nextOffset += Int64(next.length)
+            }
+            statsLock.withLock {
+                inFlightCount += 1
+                inFlightPeak = Swift.max(inFlightPeak, inFlightCount)
+            }
+        }
+        finishIfDone(operation, ring)
+    }
+
+    /// The next request of `operation`: a hole first, then new bytes; nil when none.
+    private func nextRequest(_ operation: IOOperation) -> (offset: Int64?, length: Int, dataIndex: Int, fromHole: Bool)? {
+        if let hole = operation.holes.last {
+            return (hole.offset, hole.length, hole.dataIndex, true)
+        }
+        if operation.eofAt != nil { return nil }
+        let left = operation.length - operation.requested
+        if left <= 0 { return nil }
+        if operation.isWrite {
+            let index = operation.requested
+            let length = Swift.min(left, chunkBytes, operation.contiguousBytes(at: index))
+            return (operation.usesOffsets ? operation.nextOffset : nil, length, index, false)
+        }
+        if operation.usesOffsets {
+            let at = operation.nextOffset
+            // Past the size the file had at start, one request at a time: a probe that
+            // finds the end (0 bytes) or that the file grew.
+            if at >= operation.sizeHint {
+                return operation.inFlight > 0 ? nil : (at, Swift.min(left, chunkBytes), 0, false)
+            }
+            return (at, Swift.min(left, chunkBytes, Int(operation.sizeHint - at)), 0, false)
+        }
+        return (nil, Swift.min(left, streamChunkBytes), 0, false)
+    }
+
+    func issue(_ entry: InFlight, _ slot: Int, _ ring: Ring) {
+        let data = userData(.io, entry.generation, slot)
+        manager.retrying(ring) { () throws(Errno) in
+            try ring.prepareTransfer(write: entry.operation.isWrite, fd: entry.operation.channel.fileDescriptor,
+                                     buffer: entry.buffer.unsafelyUnwrapped, length: entry.length,
+                                     offset: entry.offset, ioprio: entry.ioprio, userData: data)
+        }
+    }
+
+    // MARK: Completions
+
+    func completed(_ completion: Ring.Completion, _ ring: Ring) {
+        let slot = Int(completion.userData & 0xFFFF_FFFF)
+        let generation = UInt32((completion.userData >> 32) & 0xFF_FFFF)
+        guard slot < slots.count, var entry = slots[slot], entry.generation & 0xFF_FFFF == generation else { return }
+        let operation = entry.operation
+        let result = completion.result
+        if entry.polling {
+            // Readiness after EAGAIN: issue the transfer again (unless stopped).
+            entry.polling = false
+            slots[slot] = entry
+            if result >= 0 || !operation.stopped && result != -Errno.cancelled.rawValue {
+                issue(entry, slot, ring)
+                return
+            }
+        } else if result == -Errno.tryAgain.rawValue && !operation.stopped {
+            // An O_NONBLOCK descriptor: io_uring answers EAGAIN instead of waiting.
+            entry.polling = true
+            slots[slot] = entry
+            let events = operation.isWrite ? RL_POLLOUT : RL_POLLIN
+            manager.retrying(ring) { () throws(Errno) in
+                try ring.preparePoll(fd: operation.channel.fileDescriptor, events: events, multishot: false,
+                                     userData: userData(.ioPoll, entry.generation, slot))
+            }
+            return
+        } else if result == -Errno.interrupted.rawValue && !operation.stopped {
+            issue(entry, slot, ring)
+            return
+        } else if (result == -Errno.notPermitted.rawValue || result == -Errno.invalidArgument.rawValue)
+                    && entry.ioprio != 0 && !operation.stopped {
+            // A kernel that refuses the I/O priority: go on without it, and say so once.
+            if !ioprioRefused {
+                ioprioRefused = true
+                ringletWarning("the kernel refused I/O priorities on io_uring requests (\(Errno(negated: result).name)); "
+                    + "DispatchIO requests go without them from now on")
+            }
+            entry.ioprio = 0
+            slots[slot] = entry
+            issue(entry, slot, ring)
+            return
+        }
+        slots[slot] = nil
+        freeSlots.append(slot)
+        statsLock.withLock { inFlightCount -= 1 }
+        operation.inFlight -= 1
+        if operation.isWrite { wrote(entry, result) } else { read(entry, result) }
+        pump(operation, ring)
+        if !waiting.isEmpty { resume(ring) }
+    }
+
+    private func read(_ entry: InFlight, _ result: Int32) {
+        let operation = entry.operation
+        let buffer = entry.buffer.unsafelyUnwrapped
+        if result <= 0 {
+            pool.giveBack(buffer, capacity: entry.capacity)
+            _ = releaseAndWake(entry.length)
+            if result < 0 {
+                operation.fail(operation.stopped ? Errno.cancelled.rawValue : -result)
+            } else if let offset = entry.offset {
+                operation.eofAt = Swift.min(operation.eofAt ?? Int64.max, offset)
+            } else {
+                operation.eofAt = 0  // a stream's end
+            }
+            return
+        }
+        let count = Int(result)
+        let region: DataRegion
+        if count * 4 < entry.capacity {
+            // Little came back (a pipe): keep a copy, not the whole buffer.
+            region = DataRegion(storage: DataStorage(copying: UnsafeRawBufferPointer(start: buffer, count: count)),
+                                start: 0, count: count)
+            pool.giveBack(buffer, capacity: entry.capacity)
+        } else {
+            region = DataRegion(storage: DataStorage(base: buffer, capacity: entry.capacity, release: .pool(pool)),
+                                start: 0, count: count)
+        }
+        _ = releaseAndWake(entry.length - count)
+        guard let offset = entry.offset else {
+            operation.requested += count
+            operation.append(region)
+            return
+        }
+        if count < entry.length {
+            operation.holes.append((offset + Int64(count), entry.length - count, 0))
+        }
+        operation.insertPiece(offset: offset, region)
+    }
+
+    private func wrote(_ entry: InFlight, _ result: Int32) {
+        let operation = entry.operation
+        if result < 0 {
+            operation.fail(operation.stopped ? Errno.cancelled.rawValue : -result, writtenBefore: entry.dataIndex)
+            return
+        }
+        let count = Int(result)
+        if count == 0 && entry.length > 0 {
+            operation.fail(Errno.ioError.rawValue, writtenBefore: entry.dataIndex)  // would spin
+            return
+        }
+        if let offset = entry.offset {
+            if count < entry.length {
+                operation.holes.append((offset + Int64(count), entry.length - count, entry.dataIndex + count))
+            }
+        } else {
+            operation.requested += count
+        }
+    }
+
+    /// Budget a read did not use goes back; true when the manager had waiters.
+    private func releaseAndWake(_ bytes: Int) -> Bool { pool.release(bytes) }
+
+    // MARK: Ending
+
+    /// Ends `operation` once no request is in flight and nothing is left to issue.
+    func finishIfDone(_ operation: IOOperation, _ ring: Ring) {
+        guard !operation.issuingDone, operation.inFlight == 0, !operation.waitingForResources else { return }
+        let failed = operation.failure != 0 || operation.stopped
+        if !failed {
+            if !operation.holes.isEmpty { return }
+            if operation.eofAt == nil && operation.requested < operation.length { return }
+        }
+        operation.issuingDone = true
+        let error = operation.failure != 0 ? operation.failure : (operation.stopped ? Errno.cancelled.rawValue : 0)
+        let channel = operation.channel
+        if operation.isWrite {
+            operation.finishWrite(unwrittenFrom: operation.firstUnwritten, error: error)
+        } else {
+            // Pieces after a gap that will never be filled are dropped with the error.
+            let dropped = operation.dropPieces()
+            _ = pool.release(dropped)
+            operation.finish(error: error)
+        }
+        if channel.type == .stream {
+            if operation.usesOffsets {
+                channel.streamPosition = operation.isWrite ? operation.nextOffset : operation.deliverOffset
+                _ = rl_fd_seek(channel.fileDescriptor, channel.streamPosition)
+            }
+            let direction = operation.isWrite ? 1 : 0
+            if channel.activeStream[direction] === operation {
+                channel.activeStream[direction] = nil
+                if !channel.waitingStream[direction].isEmpty {
+                    start(channel.waitingStream[direction].removeFirst(), ring)
+                }
+            }
+        }
+    }
+}
