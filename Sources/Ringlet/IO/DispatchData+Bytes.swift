@@ -44,6 +44,7 @@ extension DispatchData {
     }
 
     /// The Swift 4.0 spelling of `enumerateBytes(_:)`.
+    @available(swift, obsoleted: 4.2, renamed: "enumerateBytes(_:)")
     public func enumerateBytes(block: (_ buffer: UnsafeBufferPointer<UInt8>, _ byteIndex: Int,
                                        _ stop: inout Bool) -> Void) {
         enumerateBytes(block)
@@ -79,10 +80,12 @@ extension DispatchData {
     }
 
     /// The Swift 3 spellings.
+    @available(swift, deprecated: 4, message: "Use copyBytes(to: UnsafeMutableRawBufferPointer, count: Int) instead")
     public func copyBytes(to pointer: UnsafeMutablePointer<UInt8>, count: Int) {
         copyBytes(to: UnsafeMutableRawPointer(pointer), from: 0..<count)
     }
 
+    @available(swift, deprecated: 4, message: "Use copyBytes(to: UnsafeMutableRawBufferPointer, from: Range<Index>) instead")
     public func copyBytes(to pointer: UnsafeMutablePointer<UInt8>, from range: Range<Int>) {
         copyBytes(to: UnsafeMutableRawPointer(pointer), from: range)
     }

@@ -43,6 +43,7 @@ public struct DispatchData: RandomAccessCollection, @unchecked Sendable {
     }
 
     /// Data holding a copy of `buffer` (the Swift 3 spelling, kept for source compatibility).
+    @available(swift, deprecated: 4, message: "Use init(bytes: UnsafeRawBufferPointer) instead")
     public init(bytes buffer: UnsafeBufferPointer<UInt8>) {
         self.init(bytes: UnsafeRawBufferPointer(buffer))
     }
@@ -63,6 +64,7 @@ public struct DispatchData: RandomAccessCollection, @unchecked Sendable {
         appendRegion(DataRegion(storage: storage, start: 0, count: bytes.count))
     }
 
+    @available(swift, deprecated: 4, message: "Use init(bytesNoCopy: UnsafeRawBufferPointer, deallocater: Deallocator) instead")
     public init(bytesNoCopy bytes: UnsafeBufferPointer<UInt8>, deallocator: Deallocator = .free) {
         self.init(bytesNoCopy: UnsafeRawBufferPointer(bytes), deallocator: deallocator)
     }
@@ -82,6 +84,7 @@ public struct DispatchData: RandomAccessCollection, @unchecked Sendable {
     }
 
     /// Appends a copy of `count` bytes at `bytes` (the Swift 3 spelling).
+    @available(swift, deprecated: 4, message: "Use append(_: UnsafeRawBufferPointer) instead")
     public mutating func append(_ bytes: UnsafePointer<UInt8>, count: Int) {
         append(UnsafeRawBufferPointer(start: bytes, count: count))
     }

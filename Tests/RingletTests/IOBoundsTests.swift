@@ -1,0 +1,110 @@
+import CRinglet
+import Glibc
+import Testing
+@testable import Ringlet
+
+/// The bounds DispatchIO keeps: buffer budget (backpressure), request records,
+/// queue depth. Each runs in a child process with its own configuration.
+@Suite(.enabled(if: RingAvailability.works, "io_uring is refused here"))
+struct IOBoundsTests {
+    @Test func aSlowHandlerStopsReadsInsteadOfGrowingMemory() async {
+        await #expect(processExitsWith: .success) { IOBoundsScenarios.backpressure() }
+    }
+
+    @Test func requestsInFlightNeverExceedTheRecords() async {
+        await #expect(processExitsWith: .success) { IOBoundsScenarios.recordBound() }
+    }
+
+    @Test func randomReadsKeepSeveralRequestsInFlight() async {
+        await #expect(processExitsWith: .success) { IOBoundsScenarios.queueDepth() }
+    }
+}
+
+enum IOBoundsScenarios {
+    static var engine: IOEngine { RuntimeParts.shared.manager.takeUnretainedValue().io }
+
+    static func backpressure() {
+        startRuntime(RuntimeConfiguration(cores: 2, ioQueueDepth: 8, ioChunkBytes: 64 * 1024, ioRequests: 64,
+                                          ioBufferBytes: 256 * 1024))
+        let size = 8 << 20
+        let file = TestFile(count: size)
+        defer { file.remove() }
+        let fd = file.open()
+        let queue = DispatchQueue(label: "test.io.backpressure")
+        let channel = DispatchIO(type: .random, fileDescriptor: fd, queue: queue) { _ in Glibc.close(fd) }
+        let gate = Gate()
+        let received = AtomicCounter()
+        let finished = DispatchSemaphore(value: 0)
+        let mismatches = AtomicCounter()
+        channel.read(offset: 0, length: Int.max, queue: queue) { done, data, _ in
+            if let data {
+                let start = received.value
+                data.enumerateBytes { bytes, index, stop in
+                    for (i, byte) in bytes.enumerated() where byte != patternByte(start + index + i) {
+                        _ = mismatches.increment()
+                        stop = true
+                        break
+                    }
+                }
+                _ = received.increment(by: data.count)
+            }
+            if !done { _ = gate.pass(within: 30) }  // the slow consumer
+            if done { finished.signal() }
+        }
+        // Held by the first handler: reads go on only until the budget is spent.
+        #expect(eventually { engine.counters.inFlight == 0 && engine.pool.heldBytes > 0 })
+        sleepMilliseconds(50)
+        #expect(engine.counters.inFlight == 0)
+        #expect(engine.pool.heldBytes <= 256 * 1024)
+        gate.open()
+        #expect(waited(finished))
+        #expect(received.value == size)
+        #expect(mismatches.value == 0)
+        #expect(engine.pool.peakHeldBytes <= 256 * 1024)
+        #expect(eventually { engine.pool.heldBytes == 0 })
+        channel.close()
+    }
+
+    static func recordBound() {
+        startRuntime(RuntimeConfiguration(cores: 2, ioQueueDepth: 64, ioChunkBytes: 64 * 1024, ioRequests: 8))
+        let file = TestFile(count: 1 << 20)
+        defer { file.remove() }
+        let fd = file.open()
+        let queue = DispatchQueue(label: "test.io.records", attributes: .concurrent)
+        let channel = DispatchIO(type: .random, fileDescriptor: fd, queue: queue) { _ in Glibc.close(fd) }
+        let group = DispatchGroup()
+        let wrong = AtomicCounter()
+        for index in 0..<200 {
+            let offset = (index * 4096 * 7) % ((1 << 20) - 4096)
+            group.enter()
+            channel.read(offset: offset, length: 4096, queue: queue) { done, data, error in
+                if done {
+                    if error != 0 || data.map({ Array($0) }) != patternBytes(4096, from: offset) { _ = wrong.increment() }
+                    group.leave()
+                }
+            }
+        }
+        #expect(waited(group))
+        #expect(wrong.value == 0)
+        #expect(engine.counters.peak <= 8)
+        channel.close()
+    }
+
+    static func queueDepth() {
+        startRuntime(RuntimeConfiguration(cores: 2, ioQueueDepth: 16, ioChunkBytes: 64 * 1024))
+        let file = TestFile(count: 4 << 20)
+        defer { file.remove() }
+        let fd = file.open()
+        let queue = DispatchQueue(label: "test.io.depth")
+        let channel = DispatchIO(type: .random, fileDescriptor: fd, queue: queue) { _ in Glibc.close(fd) }
+        let finished = DispatchSemaphore(value: 0)
+        channel.read(offset: 0, length: Int.max, queue: queue) { done, _, _ in
+            if done { finished.signal() }
+        }
+        #expect(waited(finished))
+        // One sequential read of 64 chunks went out several requests at a time, at most 16.
+        #expect(engine.counters.peak > 1)
+        #expect(engine.counters.peak <= 16)
+        channel.close()
+    }
+}
