@@ -64,3 +64,39 @@ extension Bench {
         }
     }
 }
+
+extension Bench {
+    /// Throughput and thread figures behind the I/O rows.
+    func ioNotes(_ row: BenchRow, dispatch: BenchChildResult, ringlet: BenchChildResult,
+                 scale: BenchScale) -> [String] {
+        func rate(_ bytes: Int, _ nanoseconds: Double?) -> String {
+            guard let nanoseconds, nanoseconds > 0 else { return "?" }
+            return benchFigure(Double(bytes) / 1_048_576 / (nanoseconds / 1e9)) + " MiB/s"
+        }
+        switch row {
+        case .ioSequential:
+            return ["io-seq-read: Dispatch \(rate(scale.ioFileBytes, dispatch["seq_ns"])), Ringlet "
+                + "\(rate(scale.ioFileBytes, ringlet["seq_ns"])) (best of \(scale.ioRepetitions); a .stream channel, "
+                + "one read to the end, handler on a serial queue)"]
+        case .ioRandom:
+            func perSecond(_ result: BenchChildResult) -> String {
+                guard let ns = result["random_ns"], ns > 0 else { return "?" }
+                return benchFigure(Double(scale.ioRandomReads) / (ns / 1e9) / 1000) + "k reads/s"
+            }
+            return ["io-random-read: Dispatch \(perSecond(dispatch)), Ringlet \(perSecond(ringlet)) "
+                + "(a .random channel; each completion issues the next read)"]
+        case .ioPipe:
+            return ["io-pipe: Dispatch \(rate(scale.ioPipeBytes, dispatch["pipe_ns"])), Ringlet "
+                + "\(rate(scale.ioPipeBytes, ringlet["pipe_ns"])) (a plain thread writes 64 KiB blocks; the channel "
+                + "reads to EOF)"]
+        case .ioThreads:
+            func side(_ result: BenchChildResult) -> String {
+                "\(Int(result["io_threads_before"] ?? 0)) before, peak \(Int(result["io_threads_peak"] ?? 0))"
+            }
+            return ["io-threads: threads of the process during the three I/O workloads (not counting the sampler and the pipe's writer thread): "
+                + "Dispatch \(side(dispatch)); Ringlet \(side(ringlet))"]
+        default:
+            return []
+        }
+    }
+}

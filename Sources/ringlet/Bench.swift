@@ -186,6 +186,7 @@ struct Bench: ParsableCommand {
         print("")
         for note in details { print("- " + note) }
         if !details.isEmpty { print("") }
+        if rows.contains(where: { $0.workload == .ioSequential }) { BenchIOFiles.remove(bytes: scale.ioFileBytes) }
         print("bench: \(rows.count) rows, \(passes) pass, \(misses) miss"
             + (unavailable > 0 ? ", \(unavailable) not available here" : ""))
         fflush(stdout)
@@ -212,7 +213,7 @@ struct Bench: ParsableCommand {
         if let limitRatio = row.targetRatio {
             target = "≤ " + benchFigure(limitRatio)
             pass = ratio.map { $0 <= limitRatio } ?? false
-        } else if row == .idleWakeups || row == .timersWindow {
+        } else if row == .idleWakeups || row == .timersWindow || row == .ioThreads {
             // Idle wake-ups: an idle Ringlet has no timer, so none of its threads may wake.
             // Timer window: no fire of Ringlet's may be early or late beyond leeway + 1 ms.
             target = "≤ 0"
@@ -325,6 +326,8 @@ struct Bench: ParsableCommand {
                 + "from /proc/self/task/*/status) while main sleeps, after 20 warm-up items and 200 ms to settle"]
         case .timers, .timersWindow, .timersCPU, .energy, .strictLateness:
             return timerNotes(row, dispatch: dispatch, ringlet: ringlet, scale: scale)
+        case .ioSequential, .ioRandom, .ioPipe, .ioThreads:
+            return ioNotes(row, dispatch: dispatch, ringlet: ringlet, scale: scale)
         }
     }
 }

@@ -18,6 +18,7 @@ enum DispatchSide {
         case .idleWakeups: return idleWakeups(scale)
         case .timers, .timersWindow, .timersCPU, .energy: return timers(scale)
         case .strictLateness: return strictLateness(scale)
+        case .ioSequential, .ioRandom, .ioPipe, .ioThreads: return io(scale)
         }
     }
 

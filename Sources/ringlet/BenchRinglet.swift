@@ -35,6 +35,7 @@ enum RingletSide {
         case .idleWakeups: out = idleWakeups(scale)
         case .timers, .timersWindow, .timersCPU, .energy: out = timers(scale)
         case .strictLateness: out = strictLateness(scale)
+        case .ioSequential, .ioRandom, .ioPipe, .ioThreads: out = io(scale)
         }
         let statistics = Runtime.statistics
         out += [("node_exhaustion_waits", Double(statistics.workNodeExhaustionWaits)),

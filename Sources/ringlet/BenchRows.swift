@@ -17,6 +17,11 @@ enum BenchRow: String, CaseIterable {
     case timersCPU = "timers-cpu"
     case energy = "energy"
     case strictLateness = "strict-lateness"
+    /// The next four rows read one workload (`workload`): DispatchIO on a file and a pipe.
+    case ioSequential = "io-seq-read"
+    case ioRandom = "io-random-read"
+    case ioPipe = "io-pipe"
+    case ioThreads = "io-threads"
 }
 
 /// Which runtime a child process measures.
@@ -62,6 +67,13 @@ struct BenchScale {
     /// Fires of the `.strict` timer (leeway 0) of the strict-lateness row, and its interval.
     var strictFires: Int
     var strictIntervalNanoseconds: UInt64
+    /// The I/O rows: the file read (from the page cache), random 4 KiB reads and how
+    /// many are kept in flight, bytes through the pipe, and timed runs of each.
+    var ioFileBytes: Int
+    var ioRandomReads: Int
+    var ioInFlight: Int
+    var ioPipeBytes: Int
+    var ioRepetitions: Int
 
     static let full = BenchScale(
         serialItems: 1_000_000, hops: 100_000, syncCalls: 1_000_000, performIterations: 1_000_000,
@@ -70,7 +82,8 @@ struct BenchScale {
         interactiveGapNanoseconds: 2_000_000, queues: 10_000, pendingPerQueue: 10,
         idleNanoseconds: 10_000_000_000, timers: 200, timerIntervalNanoseconds: 50_000_000,
         timerLeewayNanoseconds: 25_000_000, timersNanoseconds: 3_000_000_000, strictFires: 300,
-        strictIntervalNanoseconds: 10_000_000)
+        strictIntervalNanoseconds: 10_000_000, ioFileBytes: 256 << 20, ioRandomReads: 65_536, ioInFlight: 64,
+        ioPipeBytes: 256 << 20, ioRepetitions: 3)
 
     static let quick = BenchScale(
         serialItems: 100_000, hops: 10_000, syncCalls: 100_000, performIterations: 100_000,
@@ -79,7 +92,8 @@ struct BenchScale {
         interactiveGapNanoseconds: 2_000_000, queues: 1_000, pendingPerQueue: 10,
         idleNanoseconds: 2_000_000_000, timers: 200, timerIntervalNanoseconds: 50_000_000,
         timerLeewayNanoseconds: 25_000_000, timersNanoseconds: 1_000_000_000, strictFires: 100,
-        strictIntervalNanoseconds: 10_000_000)
+        strictIntervalNanoseconds: 10_000_000, ioFileBytes: 32 << 20, ioRandomReads: 8192, ioInFlight: 64,
+        ioPipeBytes: 32 << 20, ioRepetitions: 1)
 }
 
 extension BenchRow {
@@ -109,6 +123,11 @@ extension BenchRow {
             return "\(scale.timers) timers: energy in \(scale.timersNanoseconds / 1_000_000_000) s (RAPL packages), J"
         case .strictLateness:
             return "strict \(scale.strictIntervalNanoseconds / 1_000_000) ms timer, leeway 0: p99 lateness, µs"
+        case .ioSequential: return "DispatchIO sequential read of \(scale.ioFileBytes >> 20) MiB (page cache), ms"
+        case .ioRandom:
+            return "DispatchIO \(benchCount(scale.ioRandomReads)) random 4 KiB reads, \(scale.ioInFlight) in flight, ms"
+        case .ioPipe: return "DispatchIO pipe stream of \(scale.ioPipeBytes >> 20) MiB, ms"
+        case .ioThreads: return "threads added during the three I/O rows"
         }
     }
 
@@ -129,6 +148,11 @@ extension BenchRow {
         // The issue sets no energy target; Ringlet must at least not cost more.
         case .energy: return 1.0
         case .strictLateness: return 1.0
+        // Throughput targets, as times: 1.2× → 1/1.2 of the time, 2× → half.
+        case .ioSequential: return 1 / 1.2
+        case .ioRandom: return 0.5
+        case .ioPipe: return 1.0
+        case .ioThreads: return nil
         }
     }
 
@@ -144,6 +168,10 @@ extension BenchRow {
         case .timersCPU: return "cpu_ns"
         case .energy: return "energy_uj"
         case .strictLateness: return "p99_ns"
+        case .ioSequential: return "seq_ns"
+        case .ioRandom: return "random_ns"
+        case .ioPipe: return "pipe_ns"
+        case .ioThreads: return "io_thread_growth"
         }
     }
 
@@ -155,6 +183,7 @@ extension BenchRow {
         case .latency, .strictLateness: return 3
         case .threads, .memory, .idleWakeups: return 1
         case .timers, .timersWindow, .timersCPU, .energy: return 1
+        case .ioSequential, .ioRandom, .ioPipe, .ioThreads: return 1
         }
     }
 
@@ -163,7 +192,8 @@ extension BenchRow {
     func display(_ value: Double) -> String {
         switch self {
         case .serialAsync, .pingPong, .sync, .concurrentPerform: return benchFigure(value)
-        case .threads, .idleWakeups, .timers, .timersWindow: return benchFixed(value, 0)
+        case .threads, .idleWakeups, .timers, .timersWindow, .ioThreads: return benchFixed(value, 0)
+        case .ioSequential, .ioRandom, .ioPipe: return benchFigure(value / 1_000_000)
         case .latency, .strictLateness: return benchFigure(value / 1000)
         case .memory: return benchFigure(value / 1_048_576)
         case .timersCPU: return benchFigure(value / 1_000_000)
@@ -176,6 +206,7 @@ extension BenchRow {
     var workload: BenchRow {
         switch self {
         case .timers, .timersWindow, .timersCPU, .energy: return .timers
+        case .ioSequential, .ioRandom, .ioPipe, .ioThreads: return .ioSequential
         default: return self
         }
     }
@@ -190,6 +221,7 @@ extension BenchRow {
         case .timers, .timersWindow, .timersCPU, .energy: return 30 + Int(scale.timersNanoseconds / 1_000_000_000)
         case .strictLateness:
             return 30 + Int(UInt64(scale.strictFires) * scale.strictIntervalNanoseconds / 1_000_000_000)
+        case .ioSequential, .ioRandom, .ioPipe, .ioThreads: return 300
         default: return 30
         }
     }

@@ -53,7 +53,7 @@ public struct RuntimeConfiguration: Sendable, Equatable {
     public var utilityLeewayMaxMilliseconds: Int
 
     /// Read and write requests one `DispatchIO` channel keeps in flight on the ring
-    /// (`ioQueueDepth`, 1...4096, default 32).
+    /// (`ioQueueDepth`, 1...4096, default 64).
     public var ioQueueDepth: Int
     /// Largest single read or write request, in bytes (`ioChunkBytes`, 4096...16777216,
     /// default 262144); longer operations are split into requests of this size.
@@ -78,7 +78,7 @@ public struct RuntimeConfiguration: Sendable, Equatable {
                 drainBatch: Int = 64, spinMicroseconds: Int = 5, ringEntries: Int = 64,
                 backgroundLeewayPercent: Int = 10, backgroundLeewayMaxMilliseconds: Int = 1000,
                 utilityLeewayPercent: Int = 5, utilityLeewayMaxMilliseconds: Int = 250,
-                ioQueueDepth: Int = 32, ioChunkBytes: Int = 256 * 1024, ioRequests: Int = 256,
+                ioQueueDepth: Int = 64, ioChunkBytes: Int = 256 * 1024, ioRequests: Int = 256,
                 ioBufferBytes: Int = 16 << 20) {
         self.cores = cores
         self.workersPerCore = workersPerCore
