@@ -292,6 +292,8 @@ int rl_fd_describe(int fd, int *kind, long long *position, int *append);
 int rl_fd_seek(int fd, long long position);
 /// open(2) with O_CLOEXEC added; the fd or -errno.
 int rl_open(const char *path, int flags, unsigned int mode);
+/// unlink(2). 0 or -errno.
+int rl_unlink(const char *path);
 /// free(3) and munmap(2), for DispatchData deallocators.
 void rl_free(void *pointer);
 void rl_munmap(void *pointer, unsigned long long length);
