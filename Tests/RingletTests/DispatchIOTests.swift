@@ -208,3 +208,22 @@ struct DispatchIOTests {
         #expect(eventually { rl_fd_check(fd) < 0 })  // the channel closed what it opened
     }
 }
+
+extension DispatchIOTests {
+    @Test func negativeOffsetsAndLengthsFailWithEINVAL() {
+        let file = TestFile(count: 10)
+        defer { file.remove() }
+        let fd = file.open()
+        let queue = DispatchQueue(label: "test.io.einval")
+        let channel = DispatchIO(type: .random, fileDescriptor: fd, queue: queue) { _ in Glibc.close(fd) }
+        let badOffset = IOTranscript(), badLength = IOTranscript(), badWrite = IOTranscript()
+        channel.read(offset: -1, length: 5, queue: queue, ioHandler: badOffset.handler)
+        channel.read(offset: 0, length: -5, queue: queue, ioHandler: badLength.handler)
+        channel.write(offset: -4, data: .empty, queue: queue, ioHandler: badWrite.handler)
+        for transcript in [badOffset, badLength, badWrite] {
+            #expect(transcript.waitDone())
+            #expect(transcript.finalError == EINVAL)
+        }
+        channel.close()
+    }
+}

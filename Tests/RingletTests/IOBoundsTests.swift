@@ -108,3 +108,57 @@ enum IOBoundsScenarios {
         channel.close()
     }
 }
+
+/// Faults on DispatchIO's requests (debug builds inject them on the manager thread;
+/// in a child process, so that no other test's request takes them).
+@Suite(.enabled(if: RingAvailability.works, "io_uring is refused here"))
+struct IOFaultTests {
+    @Test func transientErrorsAreRetriedAndNoByteIsLost() async {
+        await #expect(processExitsWith: .success) { IOBoundsScenarios.transientFaults() }
+    }
+
+    @Test func aPersistentErrorEndsTheReadWithItsErrno() async {
+        await #expect(processExitsWith: .success) { IOBoundsScenarios.persistentFault() }
+    }
+}
+
+extension IOBoundsScenarios {
+    static var managerThread: Int32 { RuntimeParts.shared.manager.takeUnretainedValue().threadID }
+
+    static func readAll(_ file: TestFile) -> IOTranscript {
+        let fd = file.open()
+        let queue = DispatchQueue(label: "test.io.fault")
+        let channel = DispatchIO(type: .random, fileDescriptor: fd, queue: queue) { _ in Glibc.close(fd) }
+        let transcript = IOTranscript()
+        channel.read(offset: 0, length: Int.max, queue: queue, ioHandler: transcript.handler)
+        #expect(transcript.waitDone())
+        channel.close()
+        return transcript
+    }
+
+    static func transientFaults() {
+        startRuntime(RuntimeConfiguration(cores: 2, ioChunkBytes: 64 * 1024))
+        let file = TestFile(count: 1 << 20)
+        defer { file.remove() }
+        for error in [Errno.noMemory, .interrupted, .cancelled, .tryAgain] {
+            SyscallFaults.inject(.requestCompletion, error, count: 3, thread: managerThread)
+            let transcript = readAll(file)
+            SyscallFaults.reset(thread: managerThread)
+            #expect(transcript.finalError == 0, "after \(error.name)")
+            #expect(transcript.data == patternBytes(1 << 20), "after \(error.name)")
+        }
+    }
+
+    static func persistentFault() {
+        startRuntime(RuntimeConfiguration(cores: 2, ioQueueDepth: 1, ioChunkBytes: 64 * 1024))
+        let file = TestFile(count: 1 << 20)
+        defer { file.remove() }
+        SyscallFaults.inject(.requestCompletion, .noMemory, count: IOEngine.retryLimit + 1, thread: managerThread)
+        let transcript = readAll(file)
+        SyscallFaults.reset(thread: managerThread)
+        #expect(transcript.finalError == ENOMEM)
+        #expect(transcript.doneCalls == 1)
+        // The next read works again.
+        #expect(readAll(file).data == patternBytes(1 << 20))
+    }
+}

@@ -123,7 +123,7 @@ public class DispatchIO: DispatchObject, @unchecked Sendable {
         let operation = IOOperation(channel: self, isWrite: false, startOffset: startOffset(offset),
                                     length: Swift.max(length, 0), writeData: .empty, queue: queue,
                                     limits: limits, handler: ioHandler)
-        admit(operation)
+        admit(operation, invalid: offset < 0 || length < 0)
     }
 
     /// Writes `data` at `offset` (ignored by `.stream` channels and O_APPEND files).
@@ -134,7 +134,7 @@ public class DispatchIO: DispatchObject, @unchecked Sendable {
         let operation = IOOperation(channel: self, isWrite: true, startOffset: appends ? nil : startOffset(offset),
                                     length: data.count, writeData: data, queue: queue,
                                     limits: (1, Int.max), handler: ioHandler)
-        admit(operation)
+        admit(operation, invalid: offset < 0)
     }
 
     /// `.random`: the file offset of channel offset `offset`; `.stream`: decided at
@@ -145,10 +145,15 @@ public class DispatchIO: DispatchObject, @unchecked Sendable {
     }
 
     /// Hands an operation to the manager, or holds it behind a barrier, or ends it
-    /// at once on a closed or failed channel.
-    private func admit(_ operation: IOOperation) {
+    /// at once on a closed or failed channel, or with EINVAL for a negative offset or
+    /// length (as read(2) and pread(2) answer).
+    private func admit(_ operation: IOOperation, invalid: Bool) {
         let start = lock.withLock { () -> Bool in
             outstanding += 1
+            if invalid {
+                running += 1
+                return true
+            }
             if !held.isEmpty || barrierRunning {
                 held.append(.operation(operation))
                 return false
@@ -156,12 +161,13 @@ public class DispatchIO: DispatchObject, @unchecked Sendable {
             running += 1
             return true
         }
-        if start { begin(operation) }
+        if start { begin(operation, refusal: invalid ? Errno.invalidArgument.rawValue : 0) }
     }
 
     /// Starts a counted operation: to the manager, or ended at once.
-    private func begin(_ operation: IOOperation) {
-        let refusal = failure != 0 ? failure : (lock.withLock { closed } ? Errno.cancelled.rawValue : 0)
+    private func begin(_ operation: IOOperation, refusal given: Int32 = 0) {
+        var refusal = given != 0 ? given : failure
+        if refusal == 0 && lock.withLock({ closed }) { refusal = Errno.cancelled.rawValue }
         if refusal != 0 {
             operation.isWrite ? operation.finishWrite(unwrittenFrom: 0, error: refusal)
                               : operation.finish(error: refusal)

@@ -110,7 +110,12 @@ extension IOEngine {
                                      userData: userData(.ioPoll, entry.generation, slot))
             }
             return
-        } else if result == -Errno.interrupted.rawValue && !operation.stopped {
+        } else if (result == -Errno.interrupted.rawValue || result == -Errno.noMemory.rawValue
+                    || result == -Errno.cancelled.rawValue) && !operation.stopped && entry.retries < Self.retryLimit {
+            // Transient: the kernel was short of memory, a signal interrupted the
+            // request, or something other than `.stop` cancelled it. Issue it again.
+            entry.retries += 1
+            slots[slot] = entry
             issue(entry, slot, ring)
             return
         } else if (result == -Errno.notPermitted.rawValue || result == -Errno.invalidArgument.rawValue)

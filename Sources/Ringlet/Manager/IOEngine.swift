@@ -24,7 +24,12 @@ final class IOEngine: @unchecked Sendable {
         let dataIndex: Int                     // writes: where the bytes start in the data
         var ioprio: UInt16
         var polling = false                    // waiting for readiness after EAGAIN
+        var retries = 0                        // transient errors in a row
     }
+
+    /// Transient errors (ENOMEM, ECANCELED not asked for) a request is re-issued
+    /// after, in a row, before the operation fails with the error.
+    static let retryLimit = 8
 
     let pool: IOBufferPool
     let depth: Int
