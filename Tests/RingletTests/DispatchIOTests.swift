@@ -94,16 +94,16 @@ struct DispatchIOTests {
         }
         let transcript = IOTranscript()
         channel.read(offset: 0, length: Int.max, queue: queue, ioHandler: transcript.handler)
-        let pieces = [patternBytes(10), patternBytes(70_000, from: 10), patternBytes(3, from: 70_010)]
-        DispatchQueue.global().async {
-            for piece in pieces {
-                sleepMilliseconds(20)
-                writeAll(pipe.write, piece)
-            }
-            Glibc.close(pipe.write)
-        }
-        #expect(eventually { transcript.data.count >= 10 })
+        // The writer writes one piece at a time, each once the reader has the one before.
+        writeAll(pipe.write, patternBytes(10))
+        #expect(eventually { transcript.data.count == 10 })
         #expect(transcript.doneCalls == 0)  // the writer has more to say
+        let rest = patternBytes(70_000, from: 10)
+        DispatchQueue.global().async { writeAll(pipe.write, rest) }
+        #expect(eventually { transcript.data.count == 70_010 })
+        #expect(transcript.doneCalls == 0)
+        writeAll(pipe.write, patternBytes(3, from: 70_010))
+        Glibc.close(pipe.write)
         #expect(transcript.waitDone())
         #expect(transcript.finalError == 0)
         #expect(transcript.data == patternBytes(70_013))
