@@ -55,7 +55,7 @@ public struct BoardSelection: Sendable {
             return BoardSelection(profile: best.profile, reason: "/proc/device-tree/model '\(machine.deviceTreeModel)' "
                 + "contains '\(best.profile.model)', the model of built-in \(best.board.name)")
         }
-        let capacities = capacityText(machine.coreCapacities)
+        let capacities = commaSeparated(machine.coreCapacities)
         if CorePlacement(capacities: machine.coreCapacities) != nil {
             var matches: [BoardProfile] = []
             for board in BuiltInBoards.all {
@@ -90,7 +90,7 @@ public struct BoardSelection: Sendable {
         a.count == b.count && zip(a, b).allSatisfy { abs($0 - $1) * 10 <= max($0, $1) }
     }
 
-    static func capacityText(_ capacities: [Int]) -> String {
+    static func commaSeparated(_ capacities: [Int]) -> String {
         var text = ""
         for (index, capacity) in capacities.enumerated() { text += (index == 0 ? "" : ",") + "\(capacity)" }
         return text

@@ -36,17 +36,6 @@ public struct CorePlacement: Sendable, Equatable {
         }
     }
 
-    /// The band's CPUs as text, for reports: "0-3" style lists are not worth the code.
-    public func cpuList(forBand name: String) -> String {
-        let cpus: [Int]
-        if name.utf8.elementsEqual("high".utf8) { cpus = bigCores }
-        else if name.utf8.elementsEqual("reserve".utf8) { return "any" }
-        else { cpus = smallCores }
-        var text = ""
-        for (index, cpu) in cpus.enumerated() { text += (index == 0 ? "" : ",") + "\(cpu)" }
-        return text
-    }
-
     /// `placement` if this machine has every CPU it names; else nil with one warning
     /// (a profile written for another board must still run here, unpinned).
     static func forMachine(_ placement: CorePlacement?, board: String, onlineCPUs: Int) -> CorePlacement? {
@@ -66,7 +55,7 @@ public struct CorePlacement: Sendable, Equatable {
     func apply(band: WorkerBand) {
         guard let cpus = cpus(for: band) else { return }
         if let error = MachineFiles.pinCurrentThread(to: cpus), CorePlacement.warned.claim() {
-            ringletWarning("could not pin \(band.name)-band workers to CPUs \(cpuList(forBand: band.name)) "
+            ringletWarning("could not pin \(band.name)-band workers to CPUs \(BoardSelection.commaSeparated(cpus)) "
                 + "(\(error.name)); they run on any CPU")
         }
     }
@@ -86,4 +75,31 @@ final class WarnOnce: @unchecked Sendable {
             return true
         }
     }
+}
+
+/// One worker band as a profile sizes it, for reports (`ringlet board`).
+public struct BandPlan: Sendable, Equatable {
+    /// "high", "utility", "background" or "reserve".
+    public let band: String
+    /// Threads of that band.
+    public let threads: Int
+    /// CPUs they are pinned to, or nil for any CPU.
+    public let cpus: [Int]?
+}
+
+extension BoardProfile {
+    /// The pool threads this profile creates, band by band, with their CPUs (before
+    /// the machine check of `Runtime.placement`: a profile for a bigger board names
+    /// CPUs that a smaller machine lacks).
+    public var bandPlan: [BandPlan] {
+        let placement = self.placement
+        return configuration.workerPlan.map { band, count in
+            BandPlan(band: band.name, threads: count, cpus: placement?.cpus(for: band))
+        }
+    }
+}
+
+extension MachineFacts {
+    /// The running kernel's release (uname(2)), e.g. "6.1.0-18-arm64", or "".
+    public static var kernelRelease: String { MachineFiles.kernelRelease }
 }
