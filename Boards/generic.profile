@@ -34,6 +34,7 @@ drainBatch = 64
 spinMicroseconds = 5
 deadlockGraceMilliseconds = 2000
 ringEntries = 64
+sources = 16384
 
 # Timer leeway by QoS (never applied to .strict timers)
 backgroundLeewayPercent = 10

@@ -33,6 +33,7 @@ drainBatch = 64
 spinMicroseconds = 5
 deadlockGraceMilliseconds = 2000
 ringEntries = 64
+sources = 4096
 
 # Timer leeway by QoS (never applied to .strict timers)
 backgroundLeewayPercent = 10

@@ -32,6 +32,7 @@ drainBatch = 64
 spinMicroseconds = 5
 deadlockGraceMilliseconds = 2000
 ringEntries = 256
+sources = 65536
 
 # Timer leeway by QoS (never applied to .strict timers)
 backgroundLeewayPercent = 10

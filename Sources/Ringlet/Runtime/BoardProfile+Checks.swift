@@ -99,6 +99,7 @@ extension BoardProfileParser {
         case .ioChunkBytes: p.configuration.ioChunkBytes = n
         case .ioRequests: p.configuration.ioRequests = n
         case .ioBufferBytes: p.configuration.ioBufferBytes = n
+        case .sources: p.configuration.sources = n
         default: ringletBug("profile key '\(key.name)' parsed as an integer")
         }
     }

@@ -97,6 +97,7 @@ public struct BoardProfile: Sendable {
         case .ioChunkBytes: return "\(c.ioChunkBytes)"
         case .ioRequests: return "\(c.ioRequests)"
         case .ioBufferBytes: return "\(c.ioBufferBytes)"
+        case .sources: return "\(c.sources)"
         }
     }
 

@@ -12,7 +12,7 @@ public enum BoardProfileKey: Int, CaseIterable, Sendable {
     case cores, workersPerCore, reservePerCore, lowQoSWorkers, workNodes, workerStackBytes, utilityNice
     case backgroundSchedIdle, deadlockGraceMilliseconds, drainBatch, spinMicroseconds, ringEntries
     case backgroundLeewayPercent, backgroundLeewayMaxMilliseconds, utilityLeewayPercent
-    case utilityLeewayMaxMilliseconds, ioQueueDepth, ioChunkBytes, ioRequests, ioBufferBytes
+    case utilityLeewayMaxMilliseconds, ioQueueDepth, ioChunkBytes, ioRequests, ioBufferBytes, sources
 
     /// What a key's value is written as.
     public enum Kind: Sendable {
@@ -60,6 +60,7 @@ public enum BoardProfileKey: Int, CaseIterable, Sendable {
         case .ioChunkBytes: return "ioChunkBytes"
         case .ioRequests: return "ioRequests"
         case .ioBufferBytes: return "ioBufferBytes"
+        case .sources: return "sources"
         }
     }
 

@@ -37,6 +37,7 @@ drainBatch = 64
 spinMicroseconds = 5
 deadlockGraceMilliseconds = 2000
 ringEntries = 64
+sources = 4096
 
 # Timer leeway by QoS (never applied to .strict timers)
 backgroundLeewayPercent = 10
@@ -86,6 +87,7 @@ drainBatch = 64
 spinMicroseconds = 5
 deadlockGraceMilliseconds = 2000
 ringEntries = 64
+sources = 8192
 
 # Timer leeway by QoS (never applied to .strict timers)
 backgroundLeewayPercent = 10
@@ -136,6 +138,7 @@ drainBatch = 64
 spinMicroseconds = 5
 deadlockGraceMilliseconds = 2000
 ringEntries = 128
+sources = 16384
 
 # Timer leeway by QoS (never applied to .strict timers)
 backgroundLeewayPercent = 10
@@ -186,6 +189,7 @@ drainBatch = 64
 spinMicroseconds = 5
 deadlockGraceMilliseconds = 2000
 ringEntries = 128
+sources = 16384
 
 # Timer leeway by QoS (never applied to .strict timers)
 backgroundLeewayPercent = 10

@@ -52,6 +52,7 @@ drainBatch = 64
 spinMicroseconds = 5
 deadlockGraceMilliseconds = 2000
 ringEntries = 128
+sources = 16384
 
 # Timer leeway by QoS (never applied to .strict timers)
 backgroundLeewayPercent = 10
@@ -102,6 +103,7 @@ drainBatch = 64
 spinMicroseconds = 5
 deadlockGraceMilliseconds = 2000
 ringEntries = 32
+sources = 1024
 
 # Timer leeway by QoS (never applied to .strict timers)
 backgroundLeewayPercent = 20
@@ -151,6 +153,7 @@ drainBatch = 64
 spinMicroseconds = 5
 deadlockGraceMilliseconds = 2000
 ringEntries = 256
+sources = 65536
 
 # Timer leeway by QoS (never applied to .strict timers)
 backgroundLeewayPercent = 10
@@ -202,6 +205,7 @@ drainBatch = 64
 spinMicroseconds = 5
 deadlockGraceMilliseconds = 2000
 ringEntries = 64
+sources = 16384
 
 # Timer leeway by QoS (never applied to .strict timers)
 backgroundLeewayPercent = 10
