@@ -179,6 +179,7 @@ harness.run("asyncAfter runs items after their deadlines, never before") {
 }
 
 runSourceChecks(&harness, deadline: timeout)
+runBoardChecks(&harness)
 
 harness.run("an idle pool makes no wakeups") {
     let group = DispatchGroup()
