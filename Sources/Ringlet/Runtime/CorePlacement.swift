@@ -77,8 +77,9 @@ final class WarnOnce: @unchecked Sendable {
     }
 }
 
-/// One worker band as a profile sizes it, for reports (`ringlet board`).
-public struct BandPlan: Sendable, Equatable {
+/// One worker band as a profile sizes it, for reports (`ringlet board`). Not
+/// Equatable: comparing its String would pull Unicode tables into Embedded builds.
+public struct BandPlan: Sendable {
     /// "high", "utility", "background" or "reserve".
     public let band: String
     /// Threads of that band.
