@@ -13,7 +13,7 @@ SUDO         := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 EMBEDDED_DIR := .build-embedded
 EMBEDDED_TARGET ?= x86_64-unknown-linux-gnu
 EMBEDDED_FLAGS := -target $(EMBEDDED_TARGET) -enable-experimental-feature Embedded -wmo -Osize
-TSAN_SUITES  := SerialQueueTests|ConcurrentQueueTests|TargetQueueTests|SuspendResumeTests|WorkItemTests|GroupTests|SemaphoreTests|ReserveTests|StressTests|QoSPropagationTests|AsyncAfterTests|RingTests|SmokeTests|TimerSourceTests|UserDataSourceTests|DescriptorSourceTests|KernelSourceTests|SourceFaultTests|SourceRegressionTests|RequestStackTests|DispatchIOTests|DispatchIOBehaviourTests|IOBoundsTests|IOFaultTests|DispatchDataTests
+TSAN_SUITES  := SerialQueueTests|ConcurrentQueueTests|TargetQueueTests|SuspendResumeTests|WorkItemTests|GroupTests|SemaphoreTests|ReserveTests|StressTests|QoSPropagationTests|AsyncAfterTests|RingTests|SmokeTests|TimerSourceTests|UserDataSourceTests|DescriptorSourceTests|KernelSourceTests|SourceFaultTests|SourceRegressionTests|RequestStackTests|DispatchIOTests|DispatchIOBehaviourTests|IOBoundsTests|IOFaultTests|DispatchDataTests|BoardPlacementTests|SourceCapacityTests
 
 .PHONY: deps build run test unit tsan embedded bench clean
 

@@ -180,6 +180,7 @@ harness.run("asyncAfter runs items after their deadlines, never before") {
 
 runSourceChecks(&harness, deadline: timeout)
 runIOChecks(&harness, deadline: timeout)
+runBoardChecks(&harness)
 
 harness.run("an idle pool makes no wakeups") {
     let group = DispatchGroup()

@@ -301,6 +301,36 @@ void rl_munmap(void *pointer, unsigned long long length);
 #define RL_IOPRIO_CLASS_BE 2
 #define RL_IOPRIO_CLASS_IDLE 3
 
+// MARK: Boards and placement (ringlet_board.c)
+
+/// Reads up to `capacity` bytes of the file at `path` into `buffer` (open(2) +
+/// read(2) until end of file or `capacity`, retrying EINTR). Returns the bytes read,
+/// or -errno (-ENOENT: no such file). A return of `capacity` may mean the file is longer.
+long long rl_read_file(const char *path, unsigned char *buffer, long long capacity);
+/// Physical memory in bytes (sysconf _SC_PHYS_PAGES × _SC_PAGESIZE), or -errno.
+long long rl_memory_bytes(void);
+/// The page size in bytes (sysconf _SC_PAGESIZE).
+long long rl_page_bytes(void);
+/// Writes the running kernel's release (uname(2), e.g. "6.1.0-18-arm64") into
+/// `buffer`, NUL-terminated and truncated to `capacity`. 0 or -errno.
+int rl_kernel_release(char *buffer, int capacity);
+/// Pins the calling thread to the `count` CPUs in `cpus` (sched_setaffinity(2)).
+/// 0 or -errno (-EINVAL: none of them is online or allowed by the cpuset).
+int rl_thread_set_affinity(const int *cpus, int count);
+/// The CPUs thread `tid` may run on (sched_getaffinity(2)), at most `capacity` of
+/// them in ascending order; their count, or -errno.
+int rl_thread_get_affinity(int tid, int *cpus, int capacity);
+/// Whether io_uring_setup(2) accepts `flags` (RL_RING_*): 1 yes, 0 no (EINVAL), or
+/// -errno when io_uring itself is refused.
+int rl_uring_setup_flags_supported(unsigned int flags);
+/// The io_uring operations the runtime uses, for reports: their count, and for
+/// index `i` a static name with the Linux version that added it, and whether this
+/// kernel's probe has it (1), lacks it (0), or cannot tell (-errno; kernels < 5.6
+/// have no probe).
+int rl_uring_used_opcode_count(void);
+const char *rl_uring_used_opcode_name(int i);
+int rl_uring_used_opcode_supported(int i);
+
 #ifdef __cplusplus
 }
 #endif

@@ -100,6 +100,8 @@ final class ManagerThread: @unchecked Sendable {
     var clockWatchFD: Int32 = -1
     /// Multishot polls work here (cleared on the first EINVAL: kernels before 5.13).
     var multishotPolls = true
+    /// Sources activated and not yet finished (see `claimSourceCapacity`).
+    let activeSources = Atomic<Int>(0)
     // Statistics, under `lock`:
     private var wakeups = 0
     private var armedTimers = 0

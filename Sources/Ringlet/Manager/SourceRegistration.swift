@@ -1,4 +1,5 @@
 import CRinglet
+import Synchronization
 
 /// What the manager thread keeps for one source; only the manager touches it.
 struct SourceRegistration {
@@ -34,4 +35,25 @@ struct SignalWatch {
     var fd: Int32 = -1
     var pollArmed = false
     var counts: [UInt32] = Array(repeating: 0, count: Int(RL_SIGNAL_LIMIT))
+}
+
+extension ManagerThread {
+    /// Counts `source` as active, or traps when the profile's `sources` capacity is
+    /// spent (DESIGN.md principle 1: a pool's exhaustion names the pool and its key).
+    /// Called once per source, by `activate()`; `releaseSourceCapacity` undoes it
+    /// when the source has finished (its cancel handler ran).
+    func claimSourceCapacity(for source: DispatchSource) {
+        let capacity = configuration.sources
+        let active = activeSources.wrappingAdd(1, ordering: .relaxed).newValue
+        if active > capacity {
+            activeSources.wrappingSubtract(1, ordering: .relaxed)
+            ringletMisuse("activating the \(source.name) would make \(active) active dispatch sources, but the board "
+                + "profile key 'sources' allows \(capacity); cancel sources that are no longer needed, or raise "
+                + "'sources' in the board profile (RuntimeConfiguration.sources)")
+        }
+    }
+
+    func releaseSourceCapacity() {
+        activeSources.wrappingSubtract(1, ordering: .relaxed)
+    }
 }

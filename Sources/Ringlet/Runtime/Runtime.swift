@@ -1,22 +1,32 @@
 import CRinglet
 
 /// The process's Ringlet runtime: the fixed worker pool, the work-node pool and the
-/// root queues. It starts once — on first use of any queue, or explicitly with
-/// `Runtime.start(configuration:)` — and lives until the process exits.
+/// root queues. It starts once — explicitly with `Runtime.start(profile:)` or
+/// `Runtime.start(configuration:)`, or on first use of any queue with the board
+/// profile `BoardSelection` chooses (RINGLET_BOARD, detection, generic) — and lives
+/// until the process exits.
 ///
 /// Starting creates every pool thread the runtime will ever have
 /// (`configuration.poolThreads`); nothing creates threads afterwards.
 public final class Runtime: @unchecked Sendable {
     /// The configuration in force.
     public let configuration: RuntimeConfiguration
+    /// The board profile it started from (nil: started from a bare configuration).
+    public let profile: BoardProfile?
+    /// Where worker bands are pinned (nil: nowhere — equal capacities, no profile, or
+    /// a profile naming CPUs this machine lacks).
+    public let placement: CorePlacement?
     let scheduler: Scheduler
     /// The thread that owns the io_uring and the timers.
     let manager: ManagerThread
     var pool: WorkNodePool { scheduler.pool }
 
-    private init(configuration: RuntimeConfiguration) {
+    private init(configuration: RuntimeConfiguration, profile: BoardProfile?) {
         self.configuration = configuration
-        scheduler = Scheduler(configuration: configuration)
+        self.profile = profile
+        placement = CorePlacement.forMachine(profile?.placement, board: profile?.board ?? "",
+                                             onlineCPUs: ThreadControl.onlineCPUs)
+        scheduler = Scheduler(configuration: configuration, placement: placement)
         manager = ManagerThread(configuration: configuration)
     }
 
@@ -28,18 +38,31 @@ public final class Runtime: @unchecked Sendable {
     @discardableResult
     public static func start(configuration: RuntimeConfiguration) throws(RuntimeError) -> Runtime {
         try configuration.validate()
-        return try StartRequest.shared.startExplicitly(configuration)
+        return try StartRequest.shared.startExplicitly(configuration, profile: nil)
     }
 
-    /// The running runtime; starts it with the derived configuration on first use.
-    /// Traps with the reason when the runtime cannot start.
+    /// Starts the runtime with a board profile's configuration, and pins worker bands
+    /// to big or small cores when its `coreCapacities` differ (`CorePlacement`).
+    /// Throws as `start(configuration:)` does.
+    ///
+    ///     try Runtime.start(profile: BoardProfile.named("orange-pi-5"))
+    @discardableResult
+    public static func start(profile: BoardProfile) throws(RuntimeError) -> Runtime {
+        try profile.configuration.validate()
+        return try StartRequest.shared.startExplicitly(profile.configuration, profile: profile)
+    }
+
+    /// The running runtime; on first use starts it with the profile `BoardSelection`
+    /// chooses (RINGLET_BOARD, else detection, else generic). Traps with the reason
+    /// when the runtime cannot start or RINGLET_BOARD names a bad profile.
     public static var current: Runtime { shared }
 
     static let shared: Runtime = StartRequest.shared.runtimeForFirstUse()
 
     /// Creates the manager and every pool thread.
-    fileprivate static func make(_ configuration: RuntimeConfiguration) throws(RuntimeError) -> Runtime {
-        let runtime = Runtime(configuration: configuration)
+    fileprivate static func make(_ configuration: RuntimeConfiguration,
+                                 profile: BoardProfile?) throws(RuntimeError) -> Runtime {
+        let runtime = Runtime(configuration: configuration, profile: profile)
         try runtime.manager.start()
         try runtime.scheduler.start()
         return runtime
@@ -88,7 +111,7 @@ private final class StartRequest: @unchecked Sendable {
     private var starting = false
     private var runtime: Runtime?
 
-    func startExplicitly(_ configuration: RuntimeConfiguration) throws(RuntimeError) -> Runtime {
+    func startExplicitly(_ configuration: RuntimeConfiguration, profile: BoardProfile?) throws(RuntimeError) -> Runtime {
         let claimed = lock.withLock { () -> Bool in
             if starting { return false }
             starting = true
@@ -96,7 +119,7 @@ private final class StartRequest: @unchecked Sendable {
         }
         if !claimed { throw RuntimeError.alreadyStarted }
         do throws(RuntimeError) {
-            let made = try Runtime.make(configuration)
+            let made = try Runtime.make(configuration, profile: profile)
             lock.withLock { runtime = made }
             published.post(wake: Int32.max)
             return made
@@ -109,7 +132,7 @@ private final class StartRequest: @unchecked Sendable {
     }
 
     /// The runtime for `Runtime.shared`: the explicitly started one (waiting for it
-    /// if its start is under way), else one started now with the derived configuration.
+    /// if its start is under way), else one started now with the chosen board profile.
     func runtimeForFirstUse() -> Runtime {
         while true {
             let seen = published.snapshot
@@ -122,7 +145,8 @@ private final class StartRequest: @unchecked Sendable {
                 starting = true
                 lock.unlock()
                 do throws(RuntimeError) {
-                    let made = try Runtime.make(.derived())
+                    let profile = StartRequest.profileForFirstUse()
+                    let made = try Runtime.make(profile?.configuration ?? .derived(), profile: profile)
                     lock.withLock { runtime = made }
                     return made
                 } catch {
@@ -131,6 +155,25 @@ private final class StartRequest: @unchecked Sendable {
             }
             lock.unlock()
             _ = published.wait(ifUnchangedFrom: seen)
+        }
+    }
+
+    /// The profile `BoardSelection` chooses. A bad RINGLET_BOARD stops the process
+    /// with the profile error (file, line, key); a failed detection — only `generic`
+    /// on an odd machine can fail — falls back to the derived configuration.
+    static func profileForFirstUse() -> BoardProfile? {
+        do throws(BoardProfileError) {
+            return try BoardSelection.fromEnvironment().profile
+        } catch {
+            if let board = ThreadControl.environment("RINGLET_BOARD"), !board.isEmpty {
+                var known = ""
+                for name in BoardProfile.builtInNames { known += (known.isEmpty ? "" : ", ") + name }
+                ringletMisuse("RINGLET_BOARD=\(board) cannot be used: \(error.description). Fix that line of the profile, set "
+                    + "RINGLET_BOARD to a built-in board (\(known)) or a .profile path, or unset it to detect the board "
+                    + "(`ringlet board` shows what detection finds)")
+            }
+            ringletWarning("board detection failed (\(error.description)); starting with RuntimeConfiguration.derived()")
+            return nil
         }
     }
 }

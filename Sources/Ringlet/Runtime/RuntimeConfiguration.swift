@@ -66,6 +66,11 @@ public struct RuntimeConfiguration: Sendable, Equatable {
     /// handler stops further reads instead of growing memory.
     public var ioBufferBytes: Int
 
+    /// Dispatch sources that may be active at once, all kinds together (`sources`,
+    /// 1...1048576, default 16384). Activating one more traps with the source's queue
+    /// label and this key: a leak of uncancelled sources shows at once, not as memory growth.
+    public var sources: Int
+
     /// The configuration derived from this machine: online CPUs and the defaults.
     public static func derived() -> RuntimeConfiguration {
         RuntimeConfiguration(cores: ThreadControl.onlineCPUs)
@@ -79,7 +84,7 @@ public struct RuntimeConfiguration: Sendable, Equatable {
                 backgroundLeewayPercent: Int = 10, backgroundLeewayMaxMilliseconds: Int = 1000,
                 utilityLeewayPercent: Int = 5, utilityLeewayMaxMilliseconds: Int = 250,
                 ioQueueDepth: Int = 64, ioChunkBytes: Int = 256 * 1024, ioRequests: Int = 256,
-                ioBufferBytes: Int = 16 << 20) {
+                ioBufferBytes: Int = 16 << 20, sources: Int = 16_384) {
         self.cores = cores
         self.workersPerCore = workersPerCore
         self.reservePerCore = reservePerCore
@@ -100,6 +105,7 @@ public struct RuntimeConfiguration: Sendable, Equatable {
         self.ioChunkBytes = ioChunkBytes
         self.ioRequests = ioRequests
         self.ioBufferBytes = ioBufferBytes
+        self.sources = sources
     }
 
     /// The timer leeway policy these keys describe.
@@ -166,6 +172,7 @@ public struct RuntimeConfiguration: Sendable, Equatable {
         try check(ioRequests >= 8 && ioRequests <= 65536, "ioRequests", "must be 8...65536 (got \(ioRequests))")
         try check(ioBufferBytes >= 65536 && ioBufferBytes <= 1 << 30, "ioBufferBytes",
                   "must be 65536...1073741824 (got \(ioBufferBytes))")
+        try check(sources >= 1 && sources <= 1 << 20, "sources", "must be 1...1048576 (got \(sources))")
         try check(ioBufferBytes >= ioChunkBytes, "ioBufferBytes",
                   "must hold at least one chunk: 'ioChunkBytes' is \(ioChunkBytes) (got \(ioBufferBytes))")
     }

@@ -35,8 +35,12 @@ final class Scheduler: @unchecked Sendable {
     private var allBlockedSince: UInt64?
     private var deadlockReported = false
 
-    init(configuration: RuntimeConfiguration) {
+    /// Where each band's workers pin themselves (nil: nowhere).
+    let placement: CorePlacement?
+
+    init(configuration: RuntimeConfiguration, placement: CorePlacement? = nil) {
         self.configuration = configuration
+        self.placement = placement
         pool = WorkNodePool(capacity: configuration.workNodes)
     }
 

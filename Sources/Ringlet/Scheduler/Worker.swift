@@ -37,6 +37,8 @@ final class Worker: @unchecked Sendable {
     var blockedUntimed = false
     /// Set by the thread itself once started.
     var context: ThreadContext?
+    /// The thread's kernel id (gettid), set by the thread before it reports started.
+    private(set) var threadID: Int32 = 0
 
     init(index: Int, band: WorkerBand, scheduler: Scheduler) {
         self.index = index
@@ -48,13 +50,15 @@ final class Worker: @unchecked Sendable {
         band == .reserve ? "ringlet-r\(index)" : "ringlet-w\(index)"
     }
 
-    /// The thread body: applies the band's kernel priority once, then loops.
+    /// The thread body: applies the band's kernel priority and CPU placement once, then loops.
     func threadMain() {
+        threadID = ThreadControl.threadID
         ThreadControl.setName(name)
         let context = ThreadContext(worker: self)
         self.context = context
         ThreadContext.install(context)
         KernelPriority.apply(band: band, configuration: scheduler.configuration)
+        scheduler.placement?.apply(band: band)
         scheduler.workerStarted()
         while true {
             guard let node = scheduler.nextNode(for: self) else { continue }

@@ -24,6 +24,7 @@ extension DispatchSource {
             if let registered { release(registered) }
             return
         }
+        manager.claimSourceCapacity(for: self)
         // User data is registered at once: its registration handler is queued before
         // any event can be.
         if !needsManager && !isCancelled { registeredWithKernel() }
@@ -115,6 +116,7 @@ extension DispatchSource {
     /// handler, then the handlers are dropped (they often capture the source).
     private func finish() {
         finished.store(true, ordering: .releasing)
+        manager.releaseSourceCapacity()
         // Take the delivery node unless a delivery owns it; that delivery, running
         // after this, sees `finished` and lets its node go.
         if deliveryQueued.compareExchange(expected: false, desired: true, ordering: .acquiringAndReleasing).exchanged,

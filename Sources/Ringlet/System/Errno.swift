@@ -7,6 +7,7 @@ public struct Errno: Error, Equatable, Hashable, Sendable {
     init(negated result: Int32) { self.rawValue = -result }
 
     public static let notPermitted = Errno(rawValue: 1)      // EPERM
+    public static let noSuchFile = Errno(rawValue: 2)        // ENOENT
     public static let noSuchProcess = Errno(rawValue: 3)     // ESRCH
     public static let interrupted = Errno(rawValue: 4)       // EINTR
     public static let ioError = Errno(rawValue: 5)           // EIO
@@ -25,6 +26,7 @@ public struct Errno: Error, Equatable, Hashable, Sendable {
     public var name: String {
         switch rawValue {
         case 1: return "EPERM"
+        case 2: return "ENOENT"
         case 3: return "ESRCH"
         case 4: return "EINTR"
         case 5: return "EIO"

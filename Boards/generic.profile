@@ -1,0 +1,49 @@
+# generic: any Linux machine no other profile matches. 'derived' values are read from the
+# machine at run time (online CPUs, sysfs cpu_capacity, RAM, page size); the runtime keys
+# are the defaults, so this equals RuntimeConfiguration.derived().
+# Format and every key: Boards/README.md. The runtime carries a built-in copy of this file
+# (Sources/Ringlet/Runtime/BuiltInBoards*.swift); BoardProfileTests checks they are equal.
+
+# The board
+board = generic
+model =
+coreCapacities = derived
+memoryMegabytes = derived
+memoryBudgetBytes = derived
+pageBytes = derived
+minimumKernel = 5.10
+
+# Cross-compiling and qemu-system (read by the Makefile)
+crossTarget = derived
+qemuMachine = virt
+qemuCPU = max
+qemuMemory = derived
+
+# Threads (fixed at start)
+cores = derived
+workersPerCore = 2
+reservePerCore = 1
+lowQoSWorkers = derived
+workerStackBytes = 524288
+utilityNice = 5
+backgroundSchedIdle = true
+
+# Pools and scheduling
+workNodes = 131072
+drainBatch = 64
+spinMicroseconds = 5
+deadlockGraceMilliseconds = 2000
+ringEntries = 64
+sources = 16384
+
+# Timer leeway by QoS (never applied to .strict timers)
+backgroundLeewayPercent = 10
+backgroundLeewayMaxMilliseconds = 1000
+utilityLeewayPercent = 5
+utilityLeewayMaxMilliseconds = 250
+
+# DispatchIO
+ioQueueDepth = 64
+ioChunkBytes = 262144
+ioRequests = 256
+ioBufferBytes = 16777216

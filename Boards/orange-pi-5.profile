@@ -1,0 +1,49 @@
+# Orange Pi 5: RK3588S, big.LITTLE: cpu0-3 Cortex-A55 (capacity about 414), cpu4-7 Cortex-A76
+# (capacity 1024), 8 GB. Utility and background workers run on the A55s, default and higher
+# QoS on the A76s (Boards/README.md, "big.LITTLE placement").
+# Format and every key: Boards/README.md. The runtime carries a built-in copy of this file
+# (Sources/Ringlet/Runtime/BuiltInBoards*.swift); BoardProfileTests checks they are equal.
+
+# The board
+board = orange-pi-5
+model = Orange Pi 5
+coreCapacities = 414,414,414,414,1024,1024,1024,1024
+memoryMegabytes = 8192
+memoryBudgetBytes = 268435456
+pageBytes = 4096
+minimumKernel = 5.10
+
+# Cross-compiling and qemu-system (read by the Makefile)
+crossTarget = aarch64-unknown-linux-gnu
+qemuMachine = virt
+qemuCPU = cortex-a76
+qemuMemory = 8G
+
+# Threads (fixed at start)
+cores = 8
+workersPerCore = 2
+reservePerCore = 1
+lowQoSWorkers = 8
+workerStackBytes = 524288
+utilityNice = 5
+backgroundSchedIdle = true
+
+# Pools and scheduling
+workNodes = 131072
+drainBatch = 64
+spinMicroseconds = 5
+deadlockGraceMilliseconds = 2000
+ringEntries = 128
+sources = 16384
+
+# Timer leeway by QoS (never applied to .strict timers)
+backgroundLeewayPercent = 10
+backgroundLeewayMaxMilliseconds = 1000
+utilityLeewayPercent = 5
+utilityLeewayMaxMilliseconds = 250
+
+# DispatchIO
+ioQueueDepth = 32
+ioChunkBytes = 262144
+ioRequests = 512
+ioBufferBytes = 33554432

@@ -1,0 +1,47 @@
+# Raspberry Pi 3 Model B+: BCM2837B0, 4x Cortex-A53 at 1.4 GHz, 1 GB.
+# Format and every key: Boards/README.md. The runtime carries a built-in copy of this file
+# (Sources/Ringlet/Runtime/BuiltInBoards*.swift); BoardProfileTests checks they are equal.
+
+# The board
+board = raspberry-pi-3b-plus
+model = Raspberry Pi 3 Model B Plus
+coreCapacities = 1024,1024,1024,1024
+memoryMegabytes = 1024
+memoryBudgetBytes = 67108864
+pageBytes = 4096
+minimumKernel = 6.1
+
+# Cross-compiling and qemu-system (read by the Makefile)
+crossTarget = aarch64-unknown-linux-gnu
+qemuMachine = virt
+qemuCPU = cortex-a53
+qemuMemory = 1G
+
+# Threads (fixed at start)
+cores = 4
+workersPerCore = 2
+reservePerCore = 1
+lowQoSWorkers = 4
+workerStackBytes = 524288
+utilityNice = 5
+backgroundSchedIdle = true
+
+# Pools and scheduling
+workNodes = 131072
+drainBatch = 64
+spinMicroseconds = 5
+deadlockGraceMilliseconds = 2000
+ringEntries = 64
+sources = 8192
+
+# Timer leeway by QoS (never applied to .strict timers)
+backgroundLeewayPercent = 10
+backgroundLeewayMaxMilliseconds = 1000
+utilityLeewayPercent = 5
+utilityLeewayMaxMilliseconds = 250
+
+# DispatchIO
+ioQueueDepth = 32
+ioChunkBytes = 262144
+ioRequests = 256
+ioBufferBytes = 8388608

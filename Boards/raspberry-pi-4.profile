@@ -1,0 +1,48 @@
+# Raspberry Pi 4 Model B: BCM2711, 4x Cortex-A72 at 1.5-1.8 GHz, 1-8 GB (this profile: 2 GB;
+# copy it and change memoryMegabytes, memoryBudgetBytes and qemuMemory for another size).
+# Format and every key: Boards/README.md. The runtime carries a built-in copy of this file
+# (Sources/Ringlet/Runtime/BuiltInBoards*.swift); BoardProfileTests checks they are equal.
+
+# The board
+board = raspberry-pi-4
+model = Raspberry Pi 4 Model B
+coreCapacities = 1024,1024,1024,1024
+memoryMegabytes = 2048
+memoryBudgetBytes = 134217728
+pageBytes = 4096
+minimumKernel = 6.1
+
+# Cross-compiling and qemu-system (read by the Makefile)
+crossTarget = aarch64-unknown-linux-gnu
+qemuMachine = virt
+qemuCPU = cortex-a72
+qemuMemory = 2G
+
+# Threads (fixed at start)
+cores = 4
+workersPerCore = 2
+reservePerCore = 1
+lowQoSWorkers = 4
+workerStackBytes = 524288
+utilityNice = 5
+backgroundSchedIdle = true
+
+# Pools and scheduling
+workNodes = 131072
+drainBatch = 64
+spinMicroseconds = 5
+deadlockGraceMilliseconds = 2000
+ringEntries = 128
+sources = 16384
+
+# Timer leeway by QoS (never applied to .strict timers)
+backgroundLeewayPercent = 10
+backgroundLeewayMaxMilliseconds = 1000
+utilityLeewayPercent = 5
+utilityLeewayMaxMilliseconds = 250
+
+# DispatchIO
+ioQueueDepth = 32
+ioChunkBytes = 262144
+ioRequests = 256
+ioBufferBytes = 16777216

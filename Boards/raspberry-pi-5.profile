@@ -1,0 +1,48 @@
+# Raspberry Pi 5: BCM2712, 4x Cortex-A76 at 2.4 GHz, 4 GB (also 2, 8, 16 GB).
+# Raspberry Pi OS runs its kernel with 16 KiB pages here (kernel8 uses 4 KiB).
+# Format and every key: Boards/README.md. The runtime carries a built-in copy of this file
+# (Sources/Ringlet/Runtime/BuiltInBoards*.swift); BoardProfileTests checks they are equal.
+
+# The board
+board = raspberry-pi-5
+model = Raspberry Pi 5
+coreCapacities = 1024,1024,1024,1024
+memoryMegabytes = 4096
+memoryBudgetBytes = 268435456
+pageBytes = 16384
+minimumKernel = 6.6
+
+# Cross-compiling and qemu-system (read by the Makefile)
+crossTarget = aarch64-unknown-linux-gnu
+qemuMachine = virt
+qemuCPU = cortex-a76
+qemuMemory = 4G
+
+# Threads (fixed at start)
+cores = 4
+workersPerCore = 2
+reservePerCore = 1
+lowQoSWorkers = 4
+workerStackBytes = 524288
+utilityNice = 5
+backgroundSchedIdle = true
+
+# Pools and scheduling
+workNodes = 131072
+drainBatch = 64
+spinMicroseconds = 5
+deadlockGraceMilliseconds = 2000
+ringEntries = 128
+sources = 16384
+
+# Timer leeway by QoS (never applied to .strict timers)
+backgroundLeewayPercent = 10
+backgroundLeewayMaxMilliseconds = 1000
+utilityLeewayPercent = 5
+utilityLeewayMaxMilliseconds = 250
+
+# DispatchIO
+ioQueueDepth = 32
+ioChunkBytes = 262144
+ioRequests = 256
+ioBufferBytes = 33554432

@@ -1,0 +1,48 @@
+# Raspberry Pi Zero 2 W: RP3A0 (BCM2710A1), 4x Cortex-A53 at 1 GHz, 512 MB.
+# The smallest board: a 512 MB budget shared with the OS, so smaller stacks, pools and I/O buffers.
+# Format and every key: Boards/README.md. The runtime carries a built-in copy of this file
+# (Sources/Ringlet/Runtime/BuiltInBoards*.swift); BoardProfileTests checks they are equal.
+
+# The board
+board = raspberry-pi-zero-2w
+model = Raspberry Pi Zero 2
+coreCapacities = 1024,1024,1024,1024
+memoryMegabytes = 512
+memoryBudgetBytes = 33554432
+pageBytes = 4096
+minimumKernel = 6.1
+
+# Cross-compiling and qemu-system (read by the Makefile)
+crossTarget = aarch64-unknown-linux-gnu
+qemuMachine = virt
+qemuCPU = cortex-a53
+qemuMemory = 512M
+
+# Threads (fixed at start)
+cores = 4
+workersPerCore = 2
+reservePerCore = 1
+lowQoSWorkers = 4
+workerStackBytes = 262144
+utilityNice = 5
+backgroundSchedIdle = true
+
+# Pools and scheduling
+workNodes = 65536
+drainBatch = 64
+spinMicroseconds = 5
+deadlockGraceMilliseconds = 2000
+ringEntries = 64
+sources = 4096
+
+# Timer leeway by QoS (never applied to .strict timers)
+backgroundLeewayPercent = 10
+backgroundLeewayMaxMilliseconds = 1000
+utilityLeewayPercent = 5
+utilityLeewayMaxMilliseconds = 250
+
+# DispatchIO
+ioQueueDepth = 16
+ioChunkBytes = 131072
+ioRequests = 128
+ioBufferBytes = 4194304

@@ -1,0 +1,48 @@
+# Watch-class device: 2 small cores, 512 MB, on a battery. Small pools, and wider minimum
+# leeway for background and utility timers so that more of them fire together.
+# Format and every key: Boards/README.md. The runtime carries a built-in copy of this file
+# (Sources/Ringlet/Runtime/BuiltInBoards*.swift); BoardProfileTests checks they are equal.
+
+# The board
+board = watch-class
+model =
+coreCapacities = 1024,1024
+memoryMegabytes = 512
+memoryBudgetBytes = 16777216
+pageBytes = 4096
+minimumKernel = 6.1
+
+# Cross-compiling and qemu-system (read by the Makefile)
+crossTarget = aarch64-unknown-linux-gnu
+qemuMachine = virt
+qemuCPU = cortex-a53
+qemuMemory = 512M
+
+# Threads (fixed at start)
+cores = 2
+workersPerCore = 2
+reservePerCore = 1
+lowQoSWorkers = 2
+workerStackBytes = 131072
+utilityNice = 5
+backgroundSchedIdle = true
+
+# Pools and scheduling
+workNodes = 16384
+drainBatch = 64
+spinMicroseconds = 5
+deadlockGraceMilliseconds = 2000
+ringEntries = 32
+sources = 1024
+
+# Timer leeway by QoS (never applied to .strict timers)
+backgroundLeewayPercent = 20
+backgroundLeewayMaxMilliseconds = 2000
+utilityLeewayPercent = 10
+utilityLeewayMaxMilliseconds = 500
+
+# DispatchIO
+ioQueueDepth = 8
+ioChunkBytes = 65536
+ioRequests = 64
+ioBufferBytes = 1048576

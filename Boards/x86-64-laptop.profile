@@ -1,0 +1,47 @@
+# x86-64 laptop: 8 cores, 16 GB. Where cross-compiling and the energy benchmarks happen.
+# Format and every key: Boards/README.md. The runtime carries a built-in copy of this file
+# (Sources/Ringlet/Runtime/BuiltInBoards*.swift); BoardProfileTests checks they are equal.
+
+# The board
+board = x86-64-laptop
+model =
+coreCapacities = 1024,1024,1024,1024,1024,1024,1024,1024
+memoryMegabytes = 16384
+memoryBudgetBytes = 536870912
+pageBytes = 4096
+minimumKernel = 6.1
+
+# Cross-compiling and qemu-system (read by the Makefile)
+crossTarget = x86_64-unknown-linux-gnu
+qemuMachine = q35
+qemuCPU = max
+qemuMemory = 16G
+
+# Threads (fixed at start)
+cores = 8
+workersPerCore = 2
+reservePerCore = 1
+lowQoSWorkers = 8
+workerStackBytes = 524288
+utilityNice = 5
+backgroundSchedIdle = true
+
+# Pools and scheduling
+workNodes = 262144
+drainBatch = 64
+spinMicroseconds = 5
+deadlockGraceMilliseconds = 2000
+ringEntries = 256
+sources = 65536
+
+# Timer leeway by QoS (never applied to .strict timers)
+backgroundLeewayPercent = 10
+backgroundLeewayMaxMilliseconds = 1000
+utilityLeewayPercent = 5
+utilityLeewayMaxMilliseconds = 250
+
+# DispatchIO
+ioQueueDepth = 64
+ioChunkBytes = 1048576
+ioRequests = 1024
+ioBufferBytes = 67108864

@@ -1,0 +1,180 @@
+/// Steps 3 and 4 of `BoardProfileParser`: the defaults, the file's values on top,
+/// then every range and the contradictions between keys, each reported on the line
+/// that set the key at fault.
+extension BoardProfileParser {
+    /// The profile before the file's values: defaults, with `cores` resolved first
+    /// because `coreCapacities` and `lowQoSWorkers` default from it.
+    func defaults(cores setting: (Value, Int)?) throws(BoardProfileError) -> BoardProfile {
+        var cores = machine.onlineCPUs
+        if let (value, line) = setting, case .integer(let n) = value {
+            // Checked here, before anything is sized by it.
+            guard n >= 1 && n <= 256 else { throw error(.outOfRange, line, "cores", "must be 1...256 (got \(n))") }
+            cores = n
+        }
+        let capacities = machine.coreCapacities.count == cores
+            ? machine.coreCapacities : [Int](repeating: 1024, count: cores)
+        let memory = machine.memoryMegabytes
+        return BoardProfile(
+            file: file, board: stem(of: file), model: "", coreCapacities: capacities, memoryMegabytes: memory,
+            memoryBudgetBytes: BoardProfileParser.derivedBudget(memoryMegabytes: memory), pageBytes: machine.pageBytes,
+            minimumKernel: "5.10", crossTarget: MachineFacts.hostTarget, qemuMachine: "virt", qemuCPU: "max",
+            qemuMemory: "\(memory)M", configuration: RuntimeConfiguration(cores: cores),
+            lines: lines, derivedKeys: [Bool](repeating: false, count: BoardProfileKey.allCases.count))
+    }
+
+    /// A quarter of the RAM: room for the runtime without crowding the program.
+    static func derivedBudget(memoryMegabytes: Int) -> Int { (memoryMegabytes << 20) / 4 }
+
+    /// `raspberry-pi-4` for `Boards/raspberry-pi-4.profile` and `built-in raspberry-pi-4`.
+    private func stem(of file: String) -> String {
+        var name = Array(file.utf8)
+        if let slash = name.lastIndex(of: 47) { name = Array(name[(slash + 1)...]) }
+        if let space = name.lastIndex(of: 32) { name = Array(name[(space + 1)...]) }
+        if name.count > 8 && name.suffix(8).elementsEqual(".profile".utf8) { name.removeLast(8) }
+        return String(decoding: name, as: UTF8.self)
+    }
+
+    /// Puts one value of the file into the profile; `derived` keeps the machine's value.
+    func assign(_ value: Value, to key: BoardProfileKey, line: Int, in p: inout BoardProfile) throws(BoardProfileError) {
+        let n: Int
+        switch value {
+        case .derived:
+            p.derivedKeys[key.rawValue] = true
+            return
+        case .boolean(let flag):
+            p.configuration.backgroundSchedIdle = flag  // the only boolean key
+            return
+        case .list(let list):
+            for capacity in list where capacity < 1 || capacity > 1024 {
+                throw error(.outOfRange, line, key.name, "each capacity must be 1...1024, the kernel's scale where "
+                    + "the biggest core is 1024 (got \(capacity))")
+            }
+            p.coreCapacities = list  // the only list key
+            return
+        case .text(let text):
+            try checkText(text, key: key, line: line)
+            switch key {
+            case .board: p.board = text
+            case .model: p.model = text
+            case .minimumKernel: p.minimumKernel = text
+            case .crossTarget: p.crossTarget = text
+            case .qemuMachine: p.qemuMachine = text
+            case .qemuCPU: p.qemuCPU = text
+            default: p.qemuMemory = text
+            }
+            return
+        case .integer(let value):
+            n = value
+        }
+        switch key {
+        case .memoryMegabytes:
+            guard n >= 16 && n <= 1 << 22 else { throw error(.outOfRange, line, key.name, "must be 16...4194304 (got \(n))") }
+            p.memoryMegabytes = n
+        case .memoryBudgetBytes:
+            guard n >= 1 << 20 && n <= 1 << 42 else {
+                throw error(.outOfRange, line, key.name, "must be 1048576...4398046511104 (got \(n))")
+            }
+            p.memoryBudgetBytes = n
+        case .pageBytes:
+            guard n == 4096 || n == 16384 || n == 65536 else {
+                throw error(.outOfRange, line, key.name, "must be 4096, 16384 or 65536 (got \(n))")
+            }
+            p.pageBytes = n
+        case .cores: p.configuration.cores = n  // checked in defaults(cores:)
+        case .workersPerCore: p.configuration.workersPerCore = n
+        case .reservePerCore: p.configuration.reservePerCore = n
+        case .lowQoSWorkers: p.configuration.lowQoSWorkers = n
+        case .workNodes: p.configuration.workNodes = n
+        case .workerStackBytes: p.configuration.workerStackBytes = n
+        case .utilityNice: p.configuration.utilityNice = n
+        case .deadlockGraceMilliseconds: p.configuration.deadlockGraceMilliseconds = n
+        case .drainBatch: p.configuration.drainBatch = n
+        case .spinMicroseconds: p.configuration.spinMicroseconds = n
+        case .ringEntries: p.configuration.ringEntries = n
+        case .backgroundLeewayPercent: p.configuration.backgroundLeewayPercent = n
+        case .backgroundLeewayMaxMilliseconds: p.configuration.backgroundLeewayMaxMilliseconds = n
+        case .utilityLeewayPercent: p.configuration.utilityLeewayPercent = n
+        case .utilityLeewayMaxMilliseconds: p.configuration.utilityLeewayMaxMilliseconds = n
+        case .ioQueueDepth: p.configuration.ioQueueDepth = n
+        case .ioChunkBytes: p.configuration.ioChunkBytes = n
+        case .ioRequests: p.configuration.ioRequests = n
+        case .ioBufferBytes: p.configuration.ioBufferBytes = n
+        case .sources: p.configuration.sources = n
+        default: ringletBug("profile key '\(key.name)' parsed as an integer")
+        }
+    }
+
+    /// Ranges (`RuntimeConfiguration.validate()`, mapped to the line that set the key)
+    /// and contradictions: capacities per core, budget within RAM, memory within budget.
+    func check(_ p: inout BoardProfile) throws(BoardProfileError) {
+        // Keys that follow the RAM when the file leaves them to the machine.
+        if case .default = p.origin(of: .memoryBudgetBytes) {
+            p.memoryBudgetBytes = BoardProfileParser.derivedBudget(memoryMegabytes: p.memoryMegabytes)
+        } else if case .derived = p.origin(of: .memoryBudgetBytes) {
+            p.memoryBudgetBytes = BoardProfileParser.derivedBudget(memoryMegabytes: p.memoryMegabytes)
+        }
+        if lines[BoardProfileKey.qemuMemory.rawValue] == 0 || p.derivedKeys[BoardProfileKey.qemuMemory.rawValue] {
+            p.qemuMemory = "\(p.memoryMegabytes)M"
+        }
+        do throws(RuntimeError) {
+            try p.configuration.validate()
+        } catch {
+            guard case .invalidConfiguration(let name, let reason) = error else { ringletBug("validate() threw \(error.description)") }
+            let line = BoardProfileKey.named(name).map { lines[$0.rawValue] } ?? 0
+            throw self.error(.outOfRange, line, name, reason)
+        }
+        let cores = p.configuration.cores
+        if p.coreCapacities.count != cores {
+            throw error(.contradiction, lines[BoardProfileKey.coreCapacities.rawValue], "coreCapacities",
+                        "lists \(p.coreCapacities.count) capacities but 'cores' is \(cores); give one per core")
+        }
+        if p.memoryBudgetBytes > p.memoryMegabytes << 20 {
+            throw error(.contradiction, lineOf(.memoryBudgetBytes, else: .memoryMegabytes), "memoryBudgetBytes",
+                        "is \(p.memoryBudgetBytes) bytes, more than the board's RAM ('memoryMegabytes' = "
+                            + "\(p.memoryMegabytes), \(p.memoryMegabytes << 20) bytes); lower it")
+        }
+        let plan = p.memoryPlan
+        if !plan.fitsBudget {
+            let c = p.configuration
+            let terms: [(BoardProfileKey, Int)] = [(.workerStackBytes, plan.stackBytes), (.workNodes, plan.workNodeBytes),
+                                                   (.ioBufferBytes, plan.ioBufferBytes)]
+            var largest = terms[0]
+            for term in terms where term.1 > largest.1 { largest = term }
+            let line = lines[BoardProfileKey.memoryBudgetBytes.rawValue] > 0
+                ? lines[BoardProfileKey.memoryBudgetBytes.rawValue] : lines[largest.0.rawValue]
+            throw error(.contradiction, line, "memoryBudgetBytes",
+                        "is \(p.memoryBudgetBytes) bytes but the runtime needs \(plan.totalBytes): stacks "
+                            + "(\(c.workers) workers + \(c.reserve) reserve + 1 manager) × 'workerStackBytes' "
+                            + "\(plan.stackBytesPerThread) = \(plan.stackBytes), node pool 'workNodes' \(c.workNodes) × "
+                            + "\(MemoryLayout<WorkNode>.stride) = \(plan.workNodeBytes), I/O buffers 'ioBufferBytes' = "
+                            + "\(plan.ioBufferBytes); lower '\(largest.0.name)' (the largest term) or raise "
+                            + "'memoryBudgetBytes'")
+        }
+    }
+
+    /// The line that set `key`, else the one that set `other`, else 0.
+    private func lineOf(_ key: BoardProfileKey, else other: BoardProfileKey) -> Int {
+        lines[key.rawValue] > 0 ? lines[key.rawValue] : lines[other.rawValue]
+    }
+
+    /// Shapes of the text keys: names without spaces, `major.minor`, qemu's `512M`.
+    private func checkText(_ text: String, key: BoardProfileKey, line: Int) throws(BoardProfileError) {
+        let bytes = Array(text.utf8)
+        let isDigit = { (byte: UInt8) in byte >= 48 && byte <= 57 }
+        switch key {
+        case .model:
+            return
+        case .minimumKernel:
+            let parts = bytes.split(separator: 46, omittingEmptySubsequences: false)  // '.'
+            if parts.count == 2 && parts.allSatisfy({ !$0.isEmpty && $0.count <= 4 && $0.allSatisfy(isDigit) }) { return }
+            throw error(.wrongType, line, key.name, "expects a kernel version major.minor such as 6.1 (got '\(text)')")
+        case .qemuMemory:
+            if bytes.count >= 2 && bytes.count <= 8, let unit = bytes.last, unit == 77 || unit == 71,  // 'M' 'G'
+               bytes.dropLast().allSatisfy(isDigit) { return }
+            throw error(.wrongType, line, key.name, "expects a size for qemu's -m such as 512M or 2G (got '\(text)')")
+        default:
+            if bytes.allSatisfy({ $0 > 32 && $0 < 127 }) { return }
+            throw error(.wrongType, line, key.name, "expects one word of printable ASCII, no spaces (got '\(text)')")
+        }
+    }
+}

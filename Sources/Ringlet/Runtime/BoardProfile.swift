@@ -1,0 +1,177 @@
+/// A board described as data (DESIGN.md principle 8): the board's cores, memory and
+/// cross-compile facts, and the `RuntimeConfiguration` the runtime starts with.
+///
+/// Profiles are `key = value` text files in `Boards/` (documented in
+/// Boards/README.md); the runtime also carries a built-in copy of each, so a binary
+/// on a board needs no files. Keys a file leaves out take their defaults (see
+/// `origin(of:)`). Parsing checks every key and the contradictions between keys and
+/// throws `BoardProfileError` naming the file, the line and the key.
+///
+///     let profile = try BoardProfile.named("raspberry-pi-zero-2w")
+///     try Runtime.start(profile: profile)
+public struct BoardProfile: Sendable {
+    /// Where a key's value came from.
+    public enum Origin: Sendable, Equatable {
+        /// Set in the file, on this 1-based line.
+        case file(line: Int)
+        /// Set to `derived` in the file, on this line: taken from the machine.
+        case derived(line: Int)
+        /// Not in the file: the default (for machine-derived keys, the machine's value).
+        case `default`
+    }
+
+    /// The profile as named to the user: a path, or `built-in <board>`.
+    public var file: String
+    /// The board's name (`board`).
+    public var board: String
+    /// Substring of /proc/device-tree/model that identifies the board (`model`; "" for none).
+    public var model: String
+    /// Capacity of each core, 1...1024, as in /sys/devices/system/cpu/cpuN/cpu_capacity
+    /// (`coreCapacities`). Unequal capacities mean big.LITTLE: see `placement`.
+    public var coreCapacities: [Int]
+    /// The board's RAM in MiB (`memoryMegabytes`).
+    public var memoryMegabytes: Int
+    /// What the runtime may use for thread stacks, the node pool and I/O buffers (`memoryBudgetBytes`).
+    public var memoryBudgetBytes: Int
+    /// The kernel's page size, 4096, 16384 or 65536 (`pageBytes`).
+    public var pageBytes: Int
+    /// The oldest kernel the board's OS ships, as `major.minor` (`minimumKernel`).
+    public var minimumKernel: String
+    /// The target triple to cross-compile for (`crossTarget`).
+    public var crossTarget: String
+    /// qemu-system's `-M`, `-cpu` and `-m` values for a board-shaped machine.
+    public var qemuMachine: String
+    public var qemuCPU: String
+    public var qemuMemory: String
+    /// The runtime keys.
+    public var configuration: RuntimeConfiguration
+    /// Per key (by raw value): the line that set it (0: default), and whether it said `derived`.
+    var lines: [Int]
+    var derivedKeys: [Bool]
+
+    /// The names of the profiles built into the runtime (the files of `Boards/`).
+    public static var builtInNames: [String] { BuiltInBoards.all.map { $0.name } }
+
+    /// Where `key`'s value came from.
+    public func origin(of key: BoardProfileKey) -> Origin {
+        let line = lines[key.rawValue]
+        if derivedKeys[key.rawValue] { return .derived(line: line) }
+        return line > 0 ? .file(line: line) : .default
+    }
+
+    /// `key`'s value as a profile would spell it.
+    public func value(of key: BoardProfileKey) -> String {
+        let c = configuration
+        switch key {
+        case .board: return board
+        case .model: return model
+        case .coreCapacities:
+            var text = ""
+            for (index, capacity) in coreCapacities.enumerated() { text += (index == 0 ? "" : ",") + "\(capacity)" }
+            return text
+        case .memoryMegabytes: return "\(memoryMegabytes)"
+        case .memoryBudgetBytes: return "\(memoryBudgetBytes)"
+        case .pageBytes: return "\(pageBytes)"
+        case .minimumKernel: return minimumKernel
+        case .crossTarget: return crossTarget
+        case .qemuMachine: return qemuMachine
+        case .qemuCPU: return qemuCPU
+        case .qemuMemory: return qemuMemory
+        case .cores: return "\(c.cores)"
+        case .workersPerCore: return "\(c.workersPerCore)"
+        case .reservePerCore: return "\(c.reservePerCore)"
+        case .lowQoSWorkers: return "\(c.lowQoSWorkers)"
+        case .workNodes: return "\(c.workNodes)"
+        case .workerStackBytes: return "\(c.workerStackBytes)"
+        case .utilityNice: return "\(c.utilityNice)"
+        case .backgroundSchedIdle: return c.backgroundSchedIdle ? "true" : "false"
+        case .deadlockGraceMilliseconds: return "\(c.deadlockGraceMilliseconds)"
+        case .drainBatch: return "\(c.drainBatch)"
+        case .spinMicroseconds: return "\(c.spinMicroseconds)"
+        case .ringEntries: return "\(c.ringEntries)"
+        case .backgroundLeewayPercent: return "\(c.backgroundLeewayPercent)"
+        case .backgroundLeewayMaxMilliseconds: return "\(c.backgroundLeewayMaxMilliseconds)"
+        case .utilityLeewayPercent: return "\(c.utilityLeewayPercent)"
+        case .utilityLeewayMaxMilliseconds: return "\(c.utilityLeewayMaxMilliseconds)"
+        case .ioQueueDepth: return "\(c.ioQueueDepth)"
+        case .ioChunkBytes: return "\(c.ioChunkBytes)"
+        case .ioRequests: return "\(c.ioRequests)"
+        case .ioBufferBytes: return "\(c.ioBufferBytes)"
+        case .sources: return "\(c.sources)"
+        }
+    }
+
+    /// Which cores each worker band runs on, or nil when every core has the same
+    /// capacity (then no thread is pinned). See `CorePlacement`.
+    public var placement: CorePlacement? { CorePlacement(capacities: coreCapacities) }
+
+    /// The memory the runtime fixes at start under this profile, against the budget.
+    public var memoryPlan: MemoryPlan { MemoryPlan(configuration: configuration, budgetBytes: memoryBudgetBytes) }
+
+    // MARK: Loading
+
+    /// Parses profile text. `file` names it in errors; `machine` supplies the values
+    /// of keys left out or set to `derived` (tests pass a made-up machine).
+    public static func parse(_ text: String, file: String,
+                             machine: MachineFacts = .current()) throws(BoardProfileError) -> BoardProfile {
+        var parser = BoardProfileParser(bytes: Array(text.utf8), file: file, machine: machine)
+        return try parser.parse()
+    }
+
+    /// Reads and parses the profile file at `path`. Throws `.unreadable` naming the
+    /// path and the errno when it cannot be read.
+    public static func load(path: String, machine: MachineFacts = .current()) throws(BoardProfileError) -> BoardProfile {
+        let bytes: [UInt8]
+        do throws(Errno) {
+            bytes = try MachineFiles.read(path: path)
+        } catch {
+            let why = error == Errno(rawValue: 27)
+                ? "is longer than \(MachineFiles.maximumFileBytes) bytes; a profile is a short text file"
+                : "cannot be read (\(error.name)); check the path"
+            throw BoardProfileError(.unreadable, file: path, line: 0, key: "", reason: "the profile file " + why)
+        }
+        var parser = BoardProfileParser(bytes: bytes, file: path, machine: machine)
+        return try parser.parse()
+    }
+
+    /// The built-in profile called `name` (a file name of `Boards/` without
+    /// `.profile`). Throws `.unknownBoard` listing the known names.
+    public static func named(_ name: String, machine: MachineFacts = .current()) throws(BoardProfileError) -> BoardProfile {
+        guard let entry = BuiltInBoards.all.first(where: { $0.name.utf8.elementsEqual(name.utf8) }) else {
+            var known = ""
+            for (index, entry) in BuiltInBoards.all.enumerated() { known += (index == 0 ? "" : ", ") + entry.name }
+            throw BoardProfileError(.unknownBoard, file: name, line: 0, key: "",
+                                    reason: "no built-in board profile is called '\(name)'; known boards: \(known), "
+                                        + "or give the path of a .profile file")
+        }
+        return try parse(entry.text, file: "built-in \(entry.name)", machine: machine)
+    }
+}
+
+/// The memory a configuration fixes at start (DESIGN.md principle 1), term by term.
+public struct MemoryPlan: Sendable, Equatable {
+    /// Threads with a stack the runtime sizes: workers, reserve and the manager.
+    public let threads: Int
+    /// Stack of each (a `workerStackBytes` of 0 counts as glibc's usual 8 MiB).
+    public let stackBytesPerThread: Int
+    /// `workNodes` × the size of a work node.
+    public let workNodeBytes: Int
+    /// `ioBufferBytes`.
+    public let ioBufferBytes: Int
+    /// `memoryBudgetBytes`.
+    public let budgetBytes: Int
+
+    init(configuration c: RuntimeConfiguration, budgetBytes: Int) {
+        threads = c.poolThreads + 1
+        stackBytesPerThread = c.workerStackBytes == 0 ? 8 << 20 : c.workerStackBytes
+        workNodeBytes = c.workNodes * MemoryLayout<WorkNode>.stride
+        ioBufferBytes = c.ioBufferBytes
+        self.budgetBytes = budgetBytes
+    }
+
+    /// Stack address space of every runtime thread.
+    public var stackBytes: Int { threads * stackBytesPerThread }
+    /// Everything the runtime may use: stacks, node pool and I/O buffers.
+    public var totalBytes: Int { stackBytes + workNodeBytes + ioBufferBytes }
+    public var fitsBudget: Bool { totalBytes <= budgetBytes }
+}

@@ -1,0 +1,108 @@
+// big.LITTLE placement: with unequal `coreCapacities`, high-band workers run on the
+// big cores and utility/background workers on the small ones; reserve workers stay
+// free. Read back from the kernel (sched_getaffinity of each worker thread) on a
+// profile shaped for this 2-CPU machine. Each runtime starts in a child process.
+
+import Glibc
+import Testing
+@testable import Ringlet
+
+@Suite struct BoardPlacementTests {
+    @Test func unequalCapacitiesMakeAPlacement() {
+        let placement = CorePlacement(capacities: [414, 414, 1024, 1024])
+        #expect(placement?.bigCores == [2, 3] && placement?.smallCores == [0, 1])
+        #expect(placement?.cpus(for: .high) == [2, 3] && placement?.cpus(for: .background) == [0, 1])
+        #expect(placement?.cpus(for: .utility) == [0, 1] && placement?.cpus(for: .reserve) == nil)
+        #expect(CorePlacement(capacities: [1024, 1024]) == nil && CorePlacement(capacities: []) == nil)
+        // Three tiers: only the biggest cores are big.
+        #expect(CorePlacement(capacities: [200, 600, 1024])?.smallCores == [0, 1])
+    }
+
+    @Test func aPlacementForCPUsThisMachineLacksIsDropped() {
+        let eight = CorePlacement(capacities: [414, 414, 414, 414, 1024, 1024, 1024, 1024])
+        #expect(CorePlacement.forMachine(eight, board: "orange-pi-5", onlineCPUs: 2) == nil)
+        #expect(CorePlacement.forMachine(eight, board: "orange-pi-5", onlineCPUs: 8) == eight)
+    }
+
+    @Test func workersArePinnedByBand() async {
+        guard ThreadControl.onlineCPUs >= 2 else { return }  // needs two CPUs to place on
+        await #expect(processExitsWith: .success) { PlacementScenarios.pinnedByBand() }
+    }
+
+    @Test func aProfileForABiggerBoardRunsUnpinnedWithOneWarning() async {
+        guard ThreadControl.onlineCPUs < 8 else { return }
+        let result = await #expect(processExitsWith: .success, observing: [\.standardErrorContent]) {
+            PlacementScenarios.foreignBoard()
+        }
+        let text = result?.standardErrorText ?? ""
+        #expect(text.contains("board profile 'orange-pi-5' places workers on CPUs up to 7"), "\(text)")
+        #expect(text.components(separatedBy: "places workers").count == 2, "more than one warning: \(text)")
+    }
+
+    @Test func aBadRingletBoardTrapsWithTheProfileError() async {
+        let result = await #expect(processExitsWith: .signal(sigabrt), observing: [\.standardErrorContent]) {
+            PlacementScenarios.firstUseWithBoard("raspberry-pi-9")
+        }
+        let text = result?.standardErrorText ?? ""
+        #expect(text.contains("RINGLET_BOARD=raspberry-pi-9 cannot be used"), "\(text)")
+        #expect(text.contains("known boards: raspberry-pi-zero-2w"), "\(text)")
+        #expect(text.contains("unset it to detect the board"), "\(text)")
+    }
+
+    @Test func ringletBoardChoosesTheProfileOnFirstUse() async {
+        await #expect(processExitsWith: .success) { PlacementScenarios.firstUseWithBoard("watch-class") }
+    }
+}
+
+enum PlacementScenarios {
+    static func pinnedByBand() {
+        let profile: BoardProfile
+        do {
+            profile = try BoardProfile.parse("cores = 2\ncoreCapacities = 512,1024\n", file: "placement.profile")
+            try Runtime.start(profile: profile)
+        } catch {
+            Issue.record("start: \(error)")
+            return
+        }
+        let runtime = Runtime.current
+        #expect(runtime.placement == CorePlacement(capacities: [512, 1024]))
+        #expect(runtime.profile?.file == "placement.profile")
+        for worker in runtime.scheduler.workers {
+            let cpus = MachineFiles.affinity(ofThread: worker.threadID)
+            switch worker.band {
+            case .high: #expect(cpus == [1], "\(worker.name) (high) runs on \(cpus ?? [])")
+            case .utility, .background: #expect(cpus == [0], "\(worker.name) (\(worker.band.name)) runs on \(cpus ?? [])")
+            case .reserve: #expect((cpus?.count ?? 0) >= 2, "\(worker.name) (reserve) runs on \(cpus ?? [])")
+            }
+        }
+        // Work still runs at every QoS.
+        let group = DispatchGroup()
+        for qos in [DispatchQoS.QoSClass.background, .utility, .default, .userInteractive] {
+            DispatchQueue.global(qos: qos).async(group: group) {}
+        }
+        #expect(group.wait(timeout: deadline()) == .success)
+    }
+
+    static func foreignBoard() {
+        do {
+            try Runtime.start(profile: BoardProfile.named("orange-pi-5"))
+        } catch {
+            Issue.record("start: \(error)")
+            return
+        }
+        #expect(Runtime.current.placement == nil)
+        #expect(Runtime.current.configuration.cores == 8)
+        for worker in Runtime.current.scheduler.workers {
+            #expect((MachineFiles.affinity(ofThread: worker.threadID)?.count ?? 0) == ThreadControl.onlineCPUs)
+        }
+    }
+
+    static func firstUseWithBoard(_ board: String) {
+        setenv("RINGLET_BOARD", board, 1)
+        let ran = DispatchSemaphore(value: 0)
+        DispatchQueue(label: "test.board.first-use").async { ran.signal() }
+        #expect(waited(ran))
+        #expect(Runtime.current.profile?.board == board)
+        #expect(Runtime.current.configuration == (try? BoardProfile.named(board).configuration))
+    }
+}
