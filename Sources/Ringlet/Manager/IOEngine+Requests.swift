@@ -214,6 +214,12 @@ extension IOEngine {
         operation.issuingDone = true
         let error = operation.failure != 0 ? operation.failure : (operation.stopped ? Errno.cancelled.rawValue : 0)
         let channel = operation.channel
+        if channel.type == .stream && operation.usesOffsets {
+            // Before the done handler can run: the descriptor's position moves past what
+            // was read or written, as read(2) and write(2) would leave it.
+            channel.streamPosition = operation.isWrite ? operation.nextOffset : operation.deliverOffset
+            _ = rl_fd_seek(channel.fileDescriptor, channel.streamPosition)
+        }
         if operation.isWrite {
             operation.finishWrite(unwrittenFrom: operation.firstUnwritten, error: error)
         } else {
@@ -223,10 +229,6 @@ extension IOEngine {
             operation.finish(error: error)
         }
         if channel.type == .stream {
-            if operation.usesOffsets {
-                channel.streamPosition = operation.isWrite ? operation.nextOffset : operation.deliverOffset
-                _ = rl_fd_seek(channel.fileDescriptor, channel.streamPosition)
-            }
             let direction = operation.isWrite ? 1 : 0
             if channel.activeStream[direction] === operation {
                 channel.activeStream[direction] = nil
