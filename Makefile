@@ -148,6 +148,49 @@ cross: deps-cross
 	    --product RingletChecks || exit 1; \
 	else echo "cross: no Swift SDK for $(CROSS_ARCH) installed (swift sdk list): Embedded route only"; fi
 
+# The emulated board: Debian's arm64 kernel (io_uring built in) and an initramfs whose
+# /init (Tools/sim-init.c) runs the static-pie checks, then the demo, then powers off.
+# Fails when the checks' summary line is missing or reports a failure, or a program
+# exits non-zero. Downloads are cached in .cache/sim (ignored).
+SIM_DIR       := .cache/sim
+SIM_TIMEOUT   ?= 600
+SIM_MACHINE   := $(call profile_value,qemuMachine)
+SIM_CPU       := $(call profile_value,qemuCPU)
+SIM_CORES     := $(call profile_value,cores)
+SIM_MEMORY    := $(call profile_value,qemuMemory)
+SIM_DEB_ARCH  := $(if $(filter aarch64,$(CROSS_ARCH)),arm64,$(CROSS_ARCH))
+SIM_QEMU      := qemu-system-$(CROSS_ARCH)
+SIM_LOG       := $(CROSS_DIR)/sim.log
+
+sim: cross
+	@test -n "$(SIM_MACHINE)" -a -n "$(SIM_CPU)" -a -n "$(SIM_CORES)" -a -n "$(SIM_MEMORY)" || { \
+	  echo "sim: $(BOARD_PROFILE) needs qemuMachine, qemuCPU, cores and qemuMemory"; exit 1; }
+	@mkdir -p $(SIM_DIR)
+	@pkg=$$(apt-cache depends linux-image-$(SIM_DEB_ARCH):$(SIM_DEB_ARCH) 2>/dev/null \
+	  | awk '/Depends: linux-image-/ { sub(/:.*/, "", $$2); print $$2; exit }'); \
+	test -n "$$pkg" || { echo "sim: apt-cache knows no linux-image-$(SIM_DEB_ARCH):$(SIM_DEB_ARCH) (make deps-cross)"; exit 1; }; \
+	kernel=$(SIM_DIR)/vmlinuz-$${pkg#linux-image-}; \
+	if [ ! -f $$kernel ]; then echo "sim: fetching $$pkg"; rm -rf $(SIM_DIR)/deb && mkdir -p $(SIM_DIR)/deb && \
+	  (cd $(SIM_DIR)/deb && apt-get download -q $$pkg:$(SIM_DEB_ARCH) 2>&1 | grep -v -e '^W: Download is performed unsandboxed' -e '^Get:' -e '^Fetched' ; \
+	   dpkg-deb -x *.deb root) && cp $(SIM_DIR)/deb/root/boot/vmlinuz-* $$kernel && rm -rf $(SIM_DIR)/deb || exit 1; fi; \
+	ln -sf $$(basename $$kernel) $(SIM_DIR)/vmlinuz-$(SIM_DEB_ARCH)
+	rm -rf $(CROSS_DIR)/initramfs && mkdir -p $(CROSS_DIR)/initramfs/proc $(CROSS_DIR)/initramfs/sys $(CROSS_DIR)/initramfs/dev
+	$(CROSS_CC) -static -Os -Wall -o $(CROSS_DIR)/initramfs/init Tools/sim-init.c
+	$(CROSS_STRIP) $(CROSS_DIR)/initramfs/init
+	cp $(CROSS_DIR)/RingletChecks-static-pie $(CROSS_DIR)/initramfs/ringlet-checks
+	cp $(CROSS_DIR)/RingletDemo-static-pie $(CROSS_DIR)/initramfs/ringlet-demo
+	cd $(CROSS_DIR)/initramfs && find . | sort | cpio -o -H newc -R 0:0 --quiet | gzip -1 > ../initramfs.gz
+	@echo "sim: booting $(BOARD): $(SIM_QEMU) -M $(SIM_MACHINE) -cpu $(SIM_CPU) -smp $(SIM_CORES) -m $(SIM_MEMORY)"
+	@start=$$(date +%s); \
+	timeout $(SIM_TIMEOUT) $(SIM_QEMU) -M $(SIM_MACHINE) -cpu $(SIM_CPU) -smp $(SIM_CORES) -m $(SIM_MEMORY) \
+	  -kernel $(SIM_DIR)/vmlinuz-$(SIM_DEB_ARCH) -initrd $(CROSS_DIR)/initramfs.gz -nographic -nic none -no-reboot \
+	  -append "console=ttyAMA0 quiet panic=-1" < /dev/null | tr -d '\r' | tee $(SIM_LOG); \
+	echo "sim: $(BOARD) booted, ran and powered off in $$(( $$(date +%s) - start )) s (log: $(SIM_LOG))"
+	@grep -Eq '^[0-9]+ passed, 0 failed$$' $(SIM_LOG) || { echo "sim: FAILED: no '<n> passed, 0 failed' line"; exit 1; }
+	@grep -q '^sim: ringlet-checks exited with status 0$$' $(SIM_LOG) || { echo "sim: FAILED: ringlet-checks"; exit 1; }
+	@grep -q '^sim: ringlet-demo exited with status 0$$' $(SIM_LOG) || { echo "sim: FAILED: ringlet-demo"; exit 1; }
+	@echo "sim: $(BOARD) passed: $$(grep -E '^[0-9]+ passed' $(SIM_LOG)); $$(grep '^sim: ringlet-demo peak' $(SIM_LOG) | cut -c6-)"
+
 bench: deps
 	$(SWIFT) build -c release --product ringlet
 	$$($(SWIFT) build -c release --show-bin-path)/ringlet bench
