@@ -3,7 +3,8 @@
 #   make deps       install liburing-dev (apt-get, sudo only when not root) if pkg-config lacks it
 #   make build      debug build of every target
 #   make run        build and run the main job: `ringlet demo`
-#   make test       unit + integration tests, ThreadSanitizer pass, Embedded Swift build and checks
+#   make test       unit + integration tests, ThreadSanitizer pass, Embedded Swift build and checks,
+#                   and the checks on the emulated raspberry-pi-zero-2w (make sim)
 #   make tsan       the scheduler, queue and work tests under ThreadSanitizer
 #   make embedded   compile Ringlet in Embedded Swift mode, link the checks program, run it
 #   make bench      release build, Ringlet vs the toolchain's Dispatch (prints a table)
@@ -46,7 +47,7 @@ run: deps
 	$(SWIFT) build --product ringlet
 	$$($(SWIFT) build --show-bin-path)/ringlet demo
 
-test: unit tsan embedded
+test: unit tsan embedded sim
 
 unit: deps
 	$(SWIFT) build --build-tests
