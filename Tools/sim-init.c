@@ -27,10 +27,10 @@ static void mount_pseudo(const char *type, const char *target) {
         printf("sim: mount %s on %s: %s\n", type, target, strerror(errno));
 }
 
-/// The kB value of `key` ("VmRSS:") in /proc/<pid>/status, or -1.
-static long status_kilobytes(pid_t pid, const char *key) {
+/// The kB value of `key` ("Rss:") in /proc/<pid>/<file>, or -1.
+static long proc_kilobytes(pid_t pid, const char *file_name, const char *key) {
     char path[64], line[256];
-    snprintf(path, sizeof path, "/proc/%d/status", (int)pid);
+    snprintf(path, sizeof path, "/proc/%d/%s", (int)pid, file_name);
     FILE *file = fopen(path, "r");
     if (!file) return -1;
     long value = -1;
@@ -40,11 +40,28 @@ static long status_kilobytes(pid_t pid, const char *key) {
     return value;
 }
 
+/// 1 when the process `pid` has begun to exit (PF_EXITING in /proc/<pid>/stat, set by
+/// do_exit() before the address space is torn down), or cannot be read; else 0.
+static int is_exiting(pid_t pid) {
+    char path[64], line[512];
+    snprintf(path, sizeof path, "/proc/%d/stat", (int)pid);
+    FILE *file = fopen(path, "r");
+    if (!file) return 1;
+    char *read = fgets(line, sizeof line, file);
+    fclose(file);
+    char *fields = read ? strrchr(line, ')') : NULL;  // the name may hold spaces
+    unsigned int flags = 0;
+    if (!fields || sscanf(fields + 1, " %*c %*d %*d %*d %*d %*d %u", &flags) != 1) return 1;
+    return (flags & 0x4) != 0;  // PF_EXITING, include/linux/sched.h
+}
+
 /// Runs `path` and returns its exit status (128 + signal when killed). With
-/// `watch_memory`, samples its VmRSS every 20 ms and reports the sample taken about
-/// 100 ms before it exited — inside the 300 ms the demo idles at its end; the very last
-/// samples may see the address space being torn down — and wait4's ru_maxrss, its
-/// peak (VmHWM).
+/// `watch_memory`, samples its resident memory every 20 ms and reports the last sample
+/// taken before it began to exit (inside the 300 ms the demo idles at its end; samples
+/// during exit see the address space being torn down), and wait4's ru_maxrss, its peak
+/// (VmHWM, synced at exit). Samples are `Rss:` of smaps_rollup, counted from the page
+/// tables: status's VmRSS lags by up to 64 pages per thread (SPLIT_RSS_COUNTING,
+/// mm/memory.c in 6.1) and read 4 kB for the idle demo.
 static int run(const char *path, int watch_memory) {
     char *argv[] = { (char *)path, NULL };
     char *envp[] = { "PATH=/", "HOME=/", NULL };
@@ -58,22 +75,20 @@ static int run(const char *path, int watch_memory) {
     }
     int status = 0;
     struct rusage usage;
-    enum { samples = 5 };            // 5 x 20 ms before the end
-    long recent[samples];
-    int taken = 0;
+    long idle = -1;
     for (;;) {
         pid_t done = wait4(pid, &status, watch_memory ? WNOHANG : 0, &usage);
         if (done == pid) break;
         if (done < 0 && errno != EINTR) { printf("sim: wait4: %s\n", strerror(errno)); return 127; }
         if (watch_memory) {
-            long rss = status_kilobytes(pid, "VmRSS:");
-            if (rss > 0) recent[taken++ % samples] = rss;
+            // Read the flag after the RSS: not exiting then means not exiting at the read.
+            long rss = proc_kilobytes(pid, "smaps_rollup", "Rss:");
+            if (rss > 0 && !is_exiting(pid)) idle = rss;
             usleep(20 * 1000);
         }
     }
     int code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
     printf("sim: %s exited with status %d\n", path + 1, code);
-    long idle = taken >= samples ? recent[taken % samples] : -1;  // the oldest kept
     if (watch_memory)
         printf("sim: %s peak RSS %ld kB, idle RSS %ld kB\n", path + 1, usage.ru_maxrss, idle);
     return code;
