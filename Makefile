@@ -78,13 +78,15 @@ embedded: deps
 
 # MARK: Boards: cross-compiling and the emulated board
 #
-# A board's values come from Boards/$(BOARD).profile (`key = value`, `#` comments).
+# A board's values come from Boards/$(BOARD).profile (`key = value`, `#` comments, the
+# last of a repeated key wins, surrounding double quotes dropped).
 BOARD         ?= raspberry-pi-zero-2w
 BOARD_PROFILE := Boards/$(BOARD).profile
 HASH          := \#
 profile_value = $(shell awk -v key='$(1)' '{ sub(/$(HASH).*/, ""); n = index($$0, "="); if (!n) next; \
   k = substr($$0, 1, n - 1); v = substr($$0, n + 1); gsub(/^[ \t]+|[ \t]+$$/, "", k); \
-  gsub(/^[ \t]+|[ \t]+$$/, "", v); if (k == key) found = v } END { print found }' $(BOARD_PROFILE) 2>/dev/null)
+  gsub(/^[ \t]+|[ \t]+$$/, "", v); gsub(/^"|"$$/, "", v); if (k == key) found = v } END { print found }' \
+  $(BOARD_PROFILE) 2>/dev/null)
 CROSS_TARGET  := $(call profile_value,crossTarget)
 CROSS_ARCH    := $(firstword $(subst -, ,$(CROSS_TARGET)))
 # aarch64-unknown-linux-gnu -> Debian's aarch64-linux-gnu-gcc, binutils and multiarch dir.
