@@ -3,10 +3,15 @@
 #   make deps       install liburing-dev (apt-get, sudo only when not root) if pkg-config lacks it
 #   make build      debug build of every target
 #   make run        build and run the main job: `ringlet demo`
-#   make test       unit + integration tests, ThreadSanitizer pass, Embedded Swift build and checks
+#   make test       unit + integration tests, ThreadSanitizer pass, Embedded Swift build and checks,
+#                   and the checks on the emulated raspberry-pi-zero-2w (make sim)
 #   make tsan       the scheduler, queue and work tests under ThreadSanitizer
 #   make embedded   compile Ringlet in Embedded Swift mode, link the checks program, run it
 #   make bench      release build, Ringlet vs the toolchain's Dispatch (prints a table)
+#   make deps-cross the aarch64 toolchain, arm64 liburing, qemu-system-aarch64, cpio
+#   make cross      cross-compile the checks and the demo for BOARD (Embedded Swift; and the
+#                   full-Swift build when an SDK for the board's target is installed)
+#   make sim        boot BOARD's qemu shape with Debian's arm64 kernel, run checks and demo
 
 SWIFT        ?= swift
 SUDO         := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
@@ -15,13 +20,25 @@ EMBEDDED_TARGET ?= x86_64-unknown-linux-gnu
 EMBEDDED_FLAGS := -target $(EMBEDDED_TARGET) -enable-experimental-feature Embedded -wmo -Osize
 TSAN_SUITES  := SerialQueueTests|ConcurrentQueueTests|TargetQueueTests|SuspendResumeTests|WorkItemTests|GroupTests|SemaphoreTests|ReserveTests|StressTests|QoSPropagationTests|AsyncAfterTests|RingTests|SmokeTests|TimerSourceTests|UserDataSourceTests|DescriptorSourceTests|KernelSourceTests|SourceFaultTests|SourceRegressionTests|RequestStackTests|DispatchIOTests|DispatchIOBehaviourTests|IOBoundsTests|IOFaultTests|DispatchDataTests|BoardPlacementTests|SourceCapacityTests
 
-.PHONY: deps build run test unit tsan embedded bench clean
+.PHONY: deps build run test unit tsan embedded bench clean deps-cross cross sim
 
 deps:
 	@command -v pkg-config >/dev/null || { $(SUDO) apt-get update -qq && $(SUDO) apt-get install -y -qq pkg-config; }
 	@pkg-config --exists liburing || { echo "installing liburing-dev"; \
 	  $(SUDO) apt-get update -qq && $(SUDO) apt-get install -y -qq liburing-dev; }
 	@pkg-config --exists liburing && echo "deps: liburing $$(pkg-config --modversion liburing)"
+
+# The aarch64 toolchain, arm64 liburing (multiarch), qemu-system-aarch64 and cpio, for
+# `make cross` and `make sim`. Installs only what is missing; silent when all is there.
+CROSS_PACKAGES := gcc-aarch64-linux-gnu libc6-dev-arm64-cross liburing-dev:arm64 qemu-system-arm cpio
+deps-cross:
+	@dpkg --print-foreign-architectures | grep -qx arm64 || { echo "deps-cross: enabling the arm64 architecture"; \
+	  $(SUDO) dpkg --add-architecture arm64 && $(SUDO) apt-get update -qq; }
+	@missing=$$(for p in $(CROSS_PACKAGES); do \
+	  dpkg-query -W -f='$${Status}\n' $$p 2>/dev/null | grep -q '^install ok installed' || echo $$p; done); \
+	if [ -n "$$missing" ]; then echo "deps-cross: installing" $$missing; \
+	  $(SUDO) apt-get update -qq && \
+	  $(SUDO) env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends $$missing >/dev/null || exit 1; fi
 
 build: deps
 	$(SWIFT) build
@@ -30,7 +47,7 @@ run: deps
 	$(SWIFT) build --product ringlet
 	$$($(SWIFT) build --show-bin-path)/ringlet demo
 
-test: unit tsan embedded
+test: unit tsan embedded sim
 
 unit: deps
 	$(SWIFT) build --build-tests
@@ -59,9 +76,127 @@ embedded: deps
 	@echo "embedded: ringlet-checks is $$(stat -c %s $(EMBEDDED_DIR)/ringlet-checks) bytes"
 	$(EMBEDDED_DIR)/ringlet-checks
 
+# MARK: Boards: cross-compiling and the emulated board
+#
+# A board's values come from Boards/$(BOARD).profile (`key = value`, `#` comments, the
+# last of a repeated key wins, surrounding double quotes dropped).
+BOARD         ?= raspberry-pi-zero-2w
+BOARD_PROFILE := Boards/$(BOARD).profile
+HASH          := \#
+profile_value = $(shell awk -v key='$(1)' '{ sub(/$(HASH).*/, ""); n = index($$0, "="); if (!n) next; \
+  k = substr($$0, 1, n - 1); v = substr($$0, n + 1); gsub(/^[ \t]+|[ \t]+$$/, "", k); \
+  gsub(/^[ \t]+|[ \t]+$$/, "", v); gsub(/^"|"$$/, "", v); if (k == key) found = v } END { print found }' \
+  $(BOARD_PROFILE) 2>/dev/null)
+CROSS_TARGET  := $(call profile_value,crossTarget)
+CROSS_ARCH    := $(firstword $(subst -, ,$(CROSS_TARGET)))
+# aarch64-unknown-linux-gnu -> Debian's aarch64-linux-gnu-gcc, binutils and multiarch dir.
+CROSS_GNU     := $(subst -unknown-,-,$(CROSS_TARGET))
+CROSS_CC      := $(CROSS_GNU)-gcc
+CROSS_STRIP   := $(CROSS_GNU)-strip
+CROSS_DIR     := .build-cross/$(BOARD)
+# Embedded Swift has no *-linux-gnu target; the bare-metal triple for the same
+# architecture produces code that links against glibc (DESIGN.md, "Reaching a board").
+# swiftc emits LLVM IR, which clang compiles with one section per function: swiftc's own
+# -function-sections is ignored here and -emit-bc crashes (Swift 6.3.1), and without
+# per-function sections --gc-sections cannot drop unused runtime code.
+CROSS_SWIFT_FLAGS := -target $(CROSS_ARCH)-none-none-elf -enable-experimental-feature Embedded -wmo -Osize
+CROSS_CLANG   := $(dir $(shell command -v $(SWIFT) 2>/dev/null))clang
+CROSS_SECTIONS := -Os -ffunction-sections -fdata-sections
+CROSS_LIBS    := /usr/lib/$(CROSS_GNU)/liburing.a -lpthread
+# The full-Swift route: an installed Swift SDK whose name mentions the board's architecture.
+CROSS_SWIFT_SDK ?= $(shell $(SWIFT) sdk list 2>/dev/null | grep -m1 -i '$(CROSS_ARCH)')
+
+cross: deps-cross
+	@test -f $(BOARD_PROFILE) || { echo "cross: no profile $(BOARD_PROFILE) (BOARD=$(BOARD))"; exit 1; }
+	@test -n "$(CROSS_TARGET)" || { echo "cross: $(BOARD_PROFILE) has no crossTarget"; exit 1; }
+	@command -v $(CROSS_CC) >/dev/null || { echo "cross: $(CROSS_CC) missing (make deps-cross)"; exit 1; }
+	@mkdir -p $(CROSS_DIR)/include $(CROSS_DIR)/obj
+	cp Sources/CRinglet/include/ringlet.h $(CROSS_DIR)/include/
+	printf 'module CRinglet {\n  header "ringlet.h"\n  export *\n}\n' > $(CROSS_DIR)/include/module.modulemap
+	@# liburing's headers are architecture-independent, in /usr/include, which the cross
+	@# compiler must not search (it holds the host's libc headers): copy just them.
+	cp -r /usr/include/liburing.h /usr/include/liburing $(CROSS_DIR)/include/
+	swiftc $(CROSS_SWIFT_FLAGS) -parse-as-library -I $(CROSS_DIR)/include -module-name Ringlet \
+	  -emit-module -emit-module-path $(CROSS_DIR)/obj/Ringlet.swiftmodule \
+	  -emit-ir $$(find Sources/Ringlet -name '*.swift' | sort) -o $(CROSS_DIR)/obj/Ringlet.ll
+	for m in RingletChecks RingletDemo; do \
+	  swiftc $(CROSS_SWIFT_FLAGS) -I $(CROSS_DIR)/include -I $(CROSS_DIR)/obj -module-name $$m \
+	    -emit-ir $$(find Sources/$$m -name '*.swift' | sort) -o $(CROSS_DIR)/obj/$$m.ll || exit 1; done
+	for m in Ringlet RingletChecks RingletDemo; do \
+	  $(CROSS_CLANG) --target=$(CROSS_TARGET) $(CROSS_SECTIONS) -Wno-override-module \
+	    -c $(CROSS_DIR)/obj/$$m.ll -o $(CROSS_DIR)/obj/$$m.o || exit 1; done
+	for c in Sources/CRinglet/*.c; do \
+	  $(CROSS_CC) $(CROSS_SECTIONS) -D_GNU_SOURCE -I $(CROSS_DIR)/include \
+	    -c $$c -o $(CROSS_DIR)/obj/c-$$(basename $$c .c).o || exit 1; done
+	@# Dynamic (glibc shared, liburing static: boards need not have liburing2) and
+	@# static-pie (for the emulated board's initramfs); each also kept unstripped.
+	for m in RingletChecks RingletDemo; do \
+	  for kind in dynamic static-pie; do \
+	    out=$(CROSS_DIR)/$$m-$$kind; flag=; [ $$kind = static-pie ] && flag=-static-pie; \
+	    $(CROSS_CC) $$flag -Wl,--gc-sections -Wl,--build-id=none -o $$out.unstripped \
+	      $(CROSS_DIR)/obj/Ringlet.o $(CROSS_DIR)/obj/$$m.o $(CROSS_DIR)/obj/c-*.o $(CROSS_LIBS) || exit 1; \
+	    $(CROSS_STRIP) -o $$out $$out.unstripped || exit 1; done; done
+	@echo "cross: $(BOARD) ($(CROSS_TARGET)), stripped sizes in bytes:"
+	@for f in $(CROSS_DIR)/RingletDemo-dynamic $(CROSS_DIR)/RingletDemo-static-pie \
+	  $(CROSS_DIR)/RingletChecks-dynamic $(CROSS_DIR)/RingletChecks-static-pie; do \
+	  printf '  %-48s %8s\n' $$f $$(stat -c %s $$f); done
+	@size=$$(stat -c %s $(CROSS_DIR)/RingletDemo-dynamic); [ $$size -le 262144 ] \
+	  && echo "cross: dynamic demo $$size bytes <= 256 KiB target" \
+	  || echo "cross: dynamic demo $$size bytes MISSES the 256 KiB target"
+	@if [ -n "$(CROSS_SWIFT_SDK)" ]; then \
+	  echo "cross: full Swift with SDK $(CROSS_SWIFT_SDK)"; \
+	  $(SWIFT) build -c release --swift-sdk $(CROSS_SWIFT_SDK) --scratch-path $(CROSS_DIR)/swiftpm \
+	    --product RingletDemo && \
+	  $(SWIFT) build -c release --swift-sdk $(CROSS_SWIFT_SDK) --scratch-path $(CROSS_DIR)/swiftpm \
+	    --product RingletChecks || exit 1; \
+	else echo "cross: no Swift SDK for $(CROSS_ARCH) installed (swift sdk list): Embedded route only"; fi
+
+# The emulated board: Debian's arm64 kernel (io_uring built in) and an initramfs whose
+# /init (Boards/sim-init.c) runs the static-pie checks, then the demo, then powers off.
+# Fails when the checks' summary line is missing or reports a failure, or a program
+# exits non-zero. Downloads are cached in .cache/sim (ignored).
+SIM_DIR       := .cache/sim
+SIM_TIMEOUT   ?= 600
+SIM_MACHINE   := $(call profile_value,qemuMachine)
+SIM_CPU       := $(call profile_value,qemuCPU)
+SIM_CORES     := $(call profile_value,cores)
+SIM_MEMORY    := $(call profile_value,qemuMemory)
+SIM_DEB_ARCH  := $(if $(filter aarch64,$(CROSS_ARCH)),arm64,$(CROSS_ARCH))
+SIM_QEMU      := qemu-system-$(CROSS_ARCH)
+SIM_LOG       := $(CROSS_DIR)/sim.log
+
+sim: cross
+	@test -n "$(SIM_MACHINE)" -a -n "$(SIM_CPU)" -a -n "$(SIM_CORES)" -a -n "$(SIM_MEMORY)" || { \
+	  echo "sim: $(BOARD_PROFILE) needs qemuMachine, qemuCPU, cores and qemuMemory"; exit 1; }
+	@mkdir -p $(SIM_DIR)
+	@pkg=$$(apt-cache depends linux-image-$(SIM_DEB_ARCH):$(SIM_DEB_ARCH) 2>/dev/null \
+	  | awk '/Depends: linux-image-/ { sub(/:.*/, "", $$2); print $$2; exit }'); \
+	test -n "$$pkg" || { echo "sim: apt-cache knows no linux-image-$(SIM_DEB_ARCH):$(SIM_DEB_ARCH) (make deps-cross)"; exit 1; }; \
+	kernel=$(SIM_DIR)/vmlinuz-$${pkg#linux-image-}; \
+	if [ ! -f $$kernel ]; then echo "sim: fetching $$pkg"; rm -rf $(SIM_DIR)/deb && mkdir -p $(SIM_DIR)/deb && \
+	  (cd $(SIM_DIR)/deb && apt-get download -q $$pkg:$(SIM_DEB_ARCH) 2>&1 | grep -v -e '^W: Download is performed unsandboxed' -e '^Get:' -e '^Fetched' ; \
+	   dpkg-deb -x *.deb root) && cp $(SIM_DIR)/deb/root/boot/vmlinuz-* $$kernel && rm -rf $(SIM_DIR)/deb || exit 1; fi; \
+	ln -sf $$(basename $$kernel) $(SIM_DIR)/vmlinuz-$(SIM_DEB_ARCH)
+	rm -rf $(CROSS_DIR)/initramfs && mkdir -p $(CROSS_DIR)/initramfs/proc $(CROSS_DIR)/initramfs/sys $(CROSS_DIR)/initramfs/dev
+	$(CROSS_CC) -static -Os -Wall -o $(CROSS_DIR)/initramfs/init Boards/sim-init.c
+	$(CROSS_STRIP) $(CROSS_DIR)/initramfs/init
+	cp $(CROSS_DIR)/RingletChecks-static-pie $(CROSS_DIR)/initramfs/ringlet-checks
+	cp $(CROSS_DIR)/RingletDemo-static-pie $(CROSS_DIR)/initramfs/ringlet-demo
+	cd $(CROSS_DIR)/initramfs && find . | sort | cpio -o -H newc -R 0:0 --quiet | gzip -1 > ../initramfs.gz
+	@echo "sim: booting $(BOARD): $(SIM_QEMU) -M $(SIM_MACHINE) -cpu $(SIM_CPU) -smp $(SIM_CORES) -m $(SIM_MEMORY)"
+	@start=$$(date +%s); \
+	timeout $(SIM_TIMEOUT) $(SIM_QEMU) -M $(SIM_MACHINE) -cpu $(SIM_CPU) -smp $(SIM_CORES) -m $(SIM_MEMORY) \
+	  -kernel $(SIM_DIR)/vmlinuz-$(SIM_DEB_ARCH) -initrd $(CROSS_DIR)/initramfs.gz -nographic -nic none -no-reboot \
+	  -append "console=ttyAMA0 quiet panic=-1" < /dev/null | tr -d '\r' | tee $(SIM_LOG); \
+	echo "sim: $(BOARD) booted, ran and powered off in $$(( $$(date +%s) - start )) s (log: $(SIM_LOG))"
+	@grep -Eq '^[0-9]+ passed, 0 failed$$' $(SIM_LOG) || { echo "sim: FAILED: no '<n> passed, 0 failed' line"; exit 1; }
+	@grep -q '^sim: ringlet-checks exited with status 0$$' $(SIM_LOG) || { echo "sim: FAILED: ringlet-checks"; exit 1; }
+	@grep -q '^sim: ringlet-demo exited with status 0$$' $(SIM_LOG) || { echo "sim: FAILED: ringlet-demo"; exit 1; }
+	@echo "sim: $(BOARD) passed: $$(grep -E '^[0-9]+ passed' $(SIM_LOG)); $$(grep '^sim: ringlet-demo peak' $(SIM_LOG) | cut -c6-)"
+
 bench: deps
 	$(SWIFT) build -c release --product ringlet
 	$$($(SWIFT) build -c release --show-bin-path)/ringlet bench
 
 clean:
-	rm -rf .build .build-tsan $(EMBEDDED_DIR)
+	rm -rf .build .build-tsan $(EMBEDDED_DIR) .build-cross

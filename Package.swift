@@ -7,6 +7,7 @@ let package = Package(
     products: [
         .library(name: "Ringlet", targets: ["Ringlet"]),
         .executable(name: "ringlet", targets: ["ringlet"]),
+        .executable(name: "RingletDemo", targets: ["RingletDemo"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
@@ -47,6 +48,13 @@ let package = Package(
         // in Embedded Swift mode by `make embedded` (and, for boards, `make cross`).
         .executableTarget(
             name: "RingletChecks",
+            dependencies: ["Ringlet"],
+            swiftSettings: [.swiftLanguageMode(.v5)]
+        ),
+        // A small demo that uses only Ringlet: built here by SwiftPM and, for boards, in
+        // Embedded Swift mode by `make cross` (size) and run on an emulated board by `make sim`.
+        .executableTarget(
+            name: "RingletDemo",
             dependencies: ["Ringlet"],
             swiftSettings: [.swiftLanguageMode(.v5)]
         ),
