@@ -64,7 +64,13 @@ static int is_exiting(pid_t pid) {
 /// mm/memory.c in 6.1) and read 4 kB for the idle demo.
 static int run(const char *path, int watch_memory) {
     char *argv[] = { (char *)path, NULL };
-    char *envp[] = { "PATH=/", "HOME=/", NULL };
+    // The kernel hands init the command line's unknown NAME=value words as its
+    // environment (Documentation/admin-guide/kernel-parameters.rst): the Makefile puts
+    // RINGLET_BOARD=<board> there, so the programs run with the emulated board's profile.
+    static char board[128] = "RINGLET_BOARD=";
+    const char *chosen = getenv("RINGLET_BOARD");
+    char *envp[] = { "PATH=/", "HOME=/", chosen ? board : NULL, NULL };
+    if (chosen) snprintf(board, sizeof board, "RINGLET_BOARD=%s", chosen);
     fflush(stdout);
     pid_t pid = fork();
     if (pid < 0) { printf("sim: fork: %s\n", strerror(errno)); return 127; }
