@@ -58,15 +58,7 @@ final class BenchPipeWriter: @unchecked Sendable {
         self.total = total
     }
 
-    func start() {
-        let box = Unmanaged.passRetained(self).toOpaque()
-        let rc = pthread_create(&thread, nil, { raw in
-            let writer = Unmanaged<BenchPipeWriter>.fromOpaque(raw!).takeRetainedValue()
-            writer.run()
-            return nil
-        }, box)
-        precondition(rc == 0, "pthread_create failed: \(rc)")
-    }
+    func start() { thread = benchStartThread { self.run() } }
 
     func join() { pthread_join(thread, nil) }
 

@@ -87,6 +87,21 @@ func benchThreadCount() -> Int {
     return count
 }
 
+/// Runs `body` on a new plain thread (not a runtime's); join it with pthread_join.
+func benchStartThread(_ body: @escaping () -> Void) -> pthread_t {
+    final class Box {
+        let body: () -> Void
+        init(_ body: @escaping () -> Void) { self.body = body }
+    }
+    var thread = pthread_t()
+    let rc = pthread_create(&thread, nil, { raw in
+        Unmanaged<Box>.fromOpaque(raw!).takeRetainedValue().body()
+        return nil
+    }, Unmanaged.passRetained(Box(body)).toOpaque())
+    precondition(rc == 0, "pthread_create failed: \(rc)")
+    return thread
+}
+
 /// Samples the process's thread count every millisecond on its own thread and keeps
 /// the peak. The sampler itself is one of the threads counted.
 final class BenchThreadSampler: @unchecked Sendable {
@@ -97,13 +112,7 @@ final class BenchThreadSampler: @unchecked Sendable {
     private var running = false
 
     func start() {
-        let box = Unmanaged.passRetained(self).toOpaque()
-        let rc = pthread_create(&thread, nil, { raw in
-            let sampler = Unmanaged<BenchThreadSampler>.fromOpaque(raw!).takeRetainedValue()
-            sampler.loop()
-            return nil
-        }, box)
-        precondition(rc == 0, "pthread_create failed: \(rc)")
+        thread = benchStartThread { self.loop() }
         running = true
         // Wait for the first sample so that the sampler is counted from now on.
         while samples.load(ordering: .acquiring) == 0 { sched_yield() }

@@ -77,9 +77,12 @@ enum IOBoundsScenarios {
         for index in 0..<200 {
             let offset = (index * 4096 * 7) % ((1 << 20) - 4096)
             group.enter()
+            // Data may come before `done` (as it arrives), so each read gathers its pieces.
+            let transcript = IOTranscript()
             channel.read(offset: offset, length: 4096, queue: queue) { done, data, error in
+                transcript.handler(done, data, error)
                 if done {
-                    if error != 0 || data.map({ Array($0) }) != patternBytes(4096, from: offset) { _ = wrong.increment() }
+                    if error != 0 || transcript.data != patternBytes(4096, from: offset) { _ = wrong.increment() }
                     group.leave()
                 }
             }
