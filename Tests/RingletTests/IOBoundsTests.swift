@@ -26,7 +26,7 @@ enum IOBoundsScenarios {
     static func backpressure() {
         startRuntime(RuntimeConfiguration(cores: 2, ioQueueDepth: 8, ioChunkBytes: 64 * 1024, ioRequests: 64,
                                           ioBufferBytes: 256 * 1024))
-        let size = 8 << 20
+        let size = 2 << 20  // eight times the budget
         let file = TestFile(count: size)
         defer { file.remove() }
         let fd = file.open()
@@ -39,12 +39,9 @@ enum IOBoundsScenarios {
         channel.read(offset: 0, length: Int.max, queue: queue) { done, data, _ in
             if let data {
                 let start = received.value
-                data.enumerateBytes { bytes, index, stop in
-                    for (i, byte) in bytes.enumerated() where byte != patternByte(start + index + i) {
-                        _ = mismatches.increment()
-                        stop = true
-                        break
-                    }
+                // Every 97th byte: enough to see order and content, cheap under TSan.
+                for i in stride(from: 0, to: data.count, by: 97) where data[i] != patternByte(start + i) {
+                    _ = mismatches.increment()
                 }
                 _ = received.increment(by: data.count)
             }
