@@ -102,6 +102,9 @@ CROSS_DIR     := .build-cross/$(BOARD)
 CROSS_SWIFT_FLAGS := -target $(CROSS_ARCH)-none-none-elf -enable-experimental-feature Embedded -wmo -Osize
 CROSS_CLANG   := $(dir $(shell command -v $(SWIFT) 2>/dev/null))clang
 CROSS_SECTIONS := -Os -ffunction-sections -fdata-sections
+# LLVM's GlobalMerge (on for AArch64) puts globals of different types into one section, so
+# one live class's metadata keeps unused classes' metadata, and their code, from --gc-sections.
+CROSS_NO_MERGE := -mno-global-merge
 CROSS_LIBS    := /usr/lib/$(CROSS_GNU)/liburing.a -lpthread
 # 16 KiB pages at most (the Pi 5's kernel; 4 KiB kernels load it too) instead of the
 # aarch64 default of 64 KiB, and no padding between code and data: 16 KiB less file.
@@ -126,7 +129,7 @@ cross: deps-cross
 	  swiftc $(CROSS_SWIFT_FLAGS) -I $(CROSS_DIR)/include -I $(CROSS_DIR)/obj -module-name $$m \
 	    -emit-ir $$(find Sources/$$m -name '*.swift' | sort) -o $(CROSS_DIR)/obj/$$m.ll || exit 1; done
 	for m in Ringlet RingletChecks RingletDemo; do \
-	  $(CROSS_CLANG) --target=$(CROSS_TARGET) $(CROSS_SECTIONS) -Wno-override-module \
+	  $(CROSS_CLANG) --target=$(CROSS_TARGET) $(CROSS_SECTIONS) $(CROSS_NO_MERGE) -Wno-override-module \
 	    -c $(CROSS_DIR)/obj/$$m.ll -o $(CROSS_DIR)/obj/$$m.o || exit 1; done
 	for c in Sources/CRinglet/*.c; do \
 	  $(CROSS_CC) $(CROSS_SECTIONS) -D_GNU_SOURCE -I $(CROSS_DIR)/include \

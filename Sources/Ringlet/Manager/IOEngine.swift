@@ -60,13 +60,16 @@ final class IOEngine: @unchecked Sendable {
 
     // MARK: Any thread
 
-    func submit(_ operation: IOOperation) { manager.submit(.ioStart(operation)) }
+    // Each posts a closure the manager runs (ManagerThread.Request.run): the manager
+    // itself never names the engine's methods.
 
-    func stop(_ channel: DispatchIO) { manager.submit(.ioStop(channel)) }
+    func submit(_ operation: IOOperation) { manager.submit(.run { [self] in start(operation, $0) }) }
+
+    func stop(_ channel: DispatchIO) { manager.submit(.run { [self] in stop(channel, $0) }) }
 
     /// A handler returned `bytes` of read data to the budget.
     func releaseBudget(_ bytes: Int) {
-        if pool.release(bytes) { manager.submit(.ioResume) }
+        if pool.release(bytes) { manager.submit(.run { [self] in resume($0) }) }
     }
 
     // MARK: Starting and stopping (manager)

@@ -8,7 +8,48 @@ import Synchronization
 //
 // A poll's user data is tag | slot generation (24 bits) | slot (32 bits), so a
 // completion for a source that was cancelled, or whose slot was reused, is dropped.
+//
+// Timers are armed here directly. The kernel side of read, write, signal, process and
+// file-system sources (polls, the signal watch, pidfds, inotify) is reached only
+// through `KernelSourceSide`'s closures, which the factories of those kinds install
+// (`useKernelSources`): a program that makes only timers and user-data sources does
+// not link that code.
+
+/// The manager's entry points into the kernel side of non-timer sources (manager thread).
+struct KernelSourceSide {
+    /// Arms a source's kernel side; returns an event to post at once (0: none).
+    let arm: (DispatchSource, Ring) -> UInt
+    /// Disarms it; true when a poll's last completion will finish the job.
+    let disarm: (DispatchSource, Ring) -> Bool
+    let rearmPoll: (DispatchSource, Ring) -> Void
+    let pollCompleted: (Ring.Completion, Ring) -> Void
+    let signalsCompleted: (Ring.Completion, Ring) -> Void
+    /// Signals Ringlet's handler caught on the program's threads (it wrote the eventfd).
+    let takeCaughtSignals: () -> Void
+}
+
 extension ManagerThread {
+    /// Called by the factories of read, write, signal, process and file-system sources
+    /// (any thread), before such a source can be activated: the first call posts the
+    /// installation of `kernelSide`, which the manager takes before any `.register`.
+    func useKernelSources() {
+        lock.withLock {
+            if kernelSidePosted { return }
+            kernelSidePosted = true
+            submit(.run { [self] _ in kernelSide = makeKernelSide() })
+        }
+    }
+
+    private func makeKernelSide() -> KernelSourceSide {
+        KernelSourceSide(
+            arm: { [unowned(unsafe) self] in armKernelEvents($0, $1) },
+            disarm: { [unowned(unsafe) self] in disarmKernelEvents($0, $1) },
+            rearmPoll: { [unowned(unsafe) self] in rearmPoll($0, $1) },
+            pollCompleted: { [unowned(unsafe) self] in pollCompleted($0, $1) },
+            signalsCompleted: { [unowned(unsafe) self] in signalsCompleted($0, $1) },
+            takeCaughtSignals: { [unowned(unsafe) self] in takeCaughtSignals() })
+    }
+
     func register(_ source: DispatchSource, _ ring: Ring) {
         if source.registration.removing || source.registration.registered { return }
         source.registration.registered = true
@@ -25,6 +66,18 @@ extension ManagerThread {
         switch source.kind {
         case .timer:
             reschedule(source)
+        case .dataAdd, .dataOr, .dataReplace:
+            break
+        default:
+            guard let kernelSide else { ringletBug("\(source.name): registered without useKernelSources()") }
+            return kernelSide.arm(source, ring)
+        }
+        return 0
+    }
+
+    /// `armKernelSide` for read, write, signal, process and file-system sources.
+    private func armKernelEvents(_ source: DispatchSource, _ ring: Ring) -> UInt {
+        switch source.kind {
         case .read, .write:
             claimSlot(source)
             armPoll(source, ring)
@@ -63,7 +116,7 @@ extension ManagerThread {
             source.registration.links = links
             claimSlot(source)
             armPoll(source, ring)
-        case .dataAdd, .dataOr, .dataReplace:
+        default:
             break
         }
         return 0
@@ -102,18 +155,26 @@ extension ManagerThread {
                 timerOwners[handle.slot] = nil
                 source.registration.timer = nil
             }
-        case .signal(let signo):
-            unwatchSignal(signo, source, ring)
+        case .dataAdd, .dataOr, .dataReplace:
+            break
         default:
-            if source.registration.pollArmed {
-                let target = sourceUserData(.poll, source)
-                retrying(ring) { () throws(Errno) in
-                    try ring.preparePollRemove(target: target, userData: userData(.pollRemove, 0))
-                }
-                return  // the poll's last completion finishes the job
-            }
+            if kernelSide?.disarm(source, ring) == true { return }  // the poll's last completion finishes the job
         }
         finishUnregistering(source)
+    }
+
+    /// `unregister` for read, write, signal, process and file-system sources.
+    private func disarmKernelEvents(_ source: DispatchSource, _ ring: Ring) -> Bool {
+        if case .signal(let signo) = source.kind {
+            unwatchSignal(signo, source, ring)
+        } else if source.registration.pollArmed {
+            let target = sourceUserData(.poll, source)
+            retrying(ring) { () throws(Errno) in
+                try ring.preparePollRemove(target: target, userData: userData(.pollRemove, 0))
+            }
+            return true
+        }
+        return false
     }
 
     private func finishUnregistering(_ source: DispatchSource) {
@@ -168,7 +229,7 @@ extension ManagerThread {
     }
 
     /// The handler ran after a read or write source's poll ended (see pollCompleted).
-    func rearmPoll(_ source: DispatchSource, _ ring: Ring) {
+    private func rearmPoll(_ source: DispatchSource, _ ring: Ring) {
         let registration = source.registration
         guard registration.registered, !registration.removing, !registration.pollArmed, registration.slot >= 0 else {
             return
@@ -176,7 +237,7 @@ extension ManagerThread {
         armPoll(source, ring)
     }
 
-    func pollCompleted(_ completion: Ring.Completion, _ ring: Ring) {
+    private func pollCompleted(_ completion: Ring.Completion, _ ring: Ring) {
         let slot = Int(completion.userData & 0xFFFF_FFFF)
         let generation = UInt32((completion.userData >> 32) & 0xFF_FFFF)
         guard slot < sourceSlots.count, let source = sourceSlots[slot],
@@ -324,7 +385,7 @@ extension ManagerThread {
         signals.pollArmed = true
     }
 
-    func signalsCompleted(_ completion: Ring.Completion, _ ring: Ring) {
+    private func signalsCompleted(_ completion: Ring.Completion, _ ring: Ring) {
         if completion.flags & RL_CQE_F_MORE == 0 {
             signals.pollArmed = false
             if completion.result == -Errno.invalidArgument.rawValue { multishotPolls = false }
@@ -341,7 +402,7 @@ extension ManagerThread {
     }
 
     /// Signals Ringlet's handler caught on the program's threads (it wrote the eventfd).
-    func takeCaughtSignals() {
+    private func takeCaughtSignals() {
         for signo in signals.active { post(rl_signal_take_caught(signo), signal: signo) }
     }
 

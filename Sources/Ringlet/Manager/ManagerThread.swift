@@ -35,12 +35,10 @@ final class ManagerThread: @unchecked Sendable {
         /// Re-read the wall clock's offset and move wall-clock timers (the clock-change
         /// watch posts this; tests post it after moving the test offset).
         case wallClockChanged
-        /// Start a DispatchIO operation (its channel may queue it behind another).
-        case ioStart(IOOperation)
-        /// `close(flags: .stop)`: cancel the channel's requests and operations.
-        case ioStop(DispatchIO)
-        /// A handler gave read-buffer budget back: pump the operations waiting for it.
-        case ioResume
+        /// Run a closure on the manager thread with its ring. DispatchIO's requests
+        /// (start, stop, resume: IOEngine.swift) come this way, so the manager does not
+        /// reference the engine's code and a program without channels does not link it.
+        case run((Ring) -> Void)
         #if DEBUG
         /// Runs a closure on the manager thread (tests: hold the manager while the
         /// kernel piles up completions).
@@ -76,10 +74,13 @@ final class ManagerThread: @unchecked Sendable {
 
     let configuration: RuntimeConfiguration
     let leewayPolicy: TimerLeewayPolicy
-    /// DispatchIO's requests (IOEngine.swift).
-    let io: IOEngine
+    /// DispatchIO's engine (IOEngine.swift), made on first use (see `io`); under `lock`.
+    private var ioEngine: IOEngine?
+    /// Completions tagged `.io`/`.ioPoll` go here: the engine's `completed`, installed
+    /// on the manager thread by the engine's first request. Manager thread only.
+    private var ioCompletions: ((Ring.Completion, Ring) -> Void)?
     private let requests = RequestStack<Request>()
-    private let lock = FutexLock()
+    let lock = FutexLock()
     /// True while the manager runs (or is about to): producers then skip the eventfd.
     private let awake = Atomic<Bool>(true)
     private(set) var wakeFD: EventFD?
@@ -92,6 +93,11 @@ final class ManagerThread: @unchecked Sendable {
     var timerOwners: [TimerOwner?] = []
     private var armedDeadline: UInt64?
     private var timeoutGeneration: UInt64 = 0
+    /// The kernel side of non-timer sources, installed by `useKernelSources` (see
+    /// ManagerThread+Sources.swift). Manager thread only.
+    var kernelSide: KernelSourceSide?
+    /// `useKernelSources` posted the installation (under `lock`).
+    var kernelSidePosted = false
     /// Sources with a kernel side, by slot (see ManagerThread+Sources.swift).
     var sourceSlots: [DispatchSource?] = []
     var freeSourceSlots: [Int] = []
@@ -109,8 +115,20 @@ final class ManagerThread: @unchecked Sendable {
     init(configuration: RuntimeConfiguration) {
         self.configuration = configuration
         leewayPolicy = configuration.leewayPolicy
-        io = IOEngine(configuration: configuration)
-        io.manager = self
+    }
+
+    /// DispatchIO's engine, made by the first channel (any thread). Only DispatchIO
+    /// reaches this, so its code is dropped from programs that make no channel.
+    var io: IOEngine {
+        lock.withLock {
+            if let ioEngine { return ioEngine }
+            let engine = IOEngine(configuration: configuration)
+            engine.manager = self
+            ioEngine = engine
+            // Pushed before any request of the engine's, so it is taken first.
+            submit(.run { [self] _ in ioCompletions = { engine.completed($0, $1) } })
+            return engine
+        }
     }
 
     /// Starts the thread and waits until it owns a ring. Throws when io_uring or the
@@ -211,11 +229,9 @@ final class ManagerThread: @unchecked Sendable {
             case .register(let source): register(source, ring.unsafelyUnwrapped)
             case .reschedule(let source): reschedule(source)
             case .cancel(let source): unregister(source, ring.unsafelyUnwrapped)
-            case .rearmPoll(let source): rearmPoll(source, ring.unsafelyUnwrapped)
+            case .rearmPoll(let source): kernelSide?.rearmPoll(source, ring.unsafelyUnwrapped)
             case .wallClockChanged: moveWallClockTimers()
-            case .ioStart(let operation): io.start(operation, ring.unsafelyUnwrapped)
-            case .ioStop(let channel): io.stop(channel, ring.unsafelyUnwrapped)
-            case .ioResume: io.resume(ring.unsafelyUnwrapped)
+            case .run(let body): body(ring.unsafelyUnwrapped)
             #if DEBUG
             case .testHook(let body): body()
             #endif
@@ -299,7 +315,7 @@ final class ManagerThread: @unchecked Sendable {
             case .wake:
                 wakeFD?.drain()
                 armWakeRead(ring)
-                takeCaughtSignals()
+                kernelSide?.takeCaughtSignals()
             case .timeout:
                 // A completion for a timeout replaced since is recognised by its
                 // generation and dropped. The armed one is gone whatever its result
@@ -309,13 +325,13 @@ final class ManagerThread: @unchecked Sendable {
                 }
                 fireTimers = true
             case .poll:
-                pollCompleted(completion, ring)
+                kernelSide?.pollCompleted(completion, ring)
             case .signals:
-                signalsCompleted(completion, ring)
+                kernelSide?.signalsCompleted(completion, ring)
             case .clockChange:
                 clockChanged(completion, ring)
             case .io, .ioPoll:
-                io.completed(completion, ring)
+                ioCompletions?(completion, ring)
             case .timeoutRemove, .pollRemove, .ioCancel, .none:
                 break
             }
@@ -362,7 +378,7 @@ final class ManagerThread: @unchecked Sendable {
 
 /// The manager thread's start result, handed to the thread that started it.
 private final class StartOutcome: @unchecked Sendable {
-    private let lock = FutexLock()
+    let lock = FutexLock()
     private var value: RuntimeError??
 
     var result: RuntimeError?? { lock.withLock { value } }

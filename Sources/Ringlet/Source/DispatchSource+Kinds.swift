@@ -65,13 +65,13 @@ extension DispatchSource {
     /// Traps when `fileDescriptor` is not open: the message names it and the queue.
     public class func makeReadSource(fileDescriptor: Int32, queue: DispatchQueue? = nil) -> DispatchSourceRead {
         checkDescriptor(fileDescriptor, "makeReadSource", queue)
-        return DispatchSource(kind: .read(fileDescriptor), queue: queue)
+        return DispatchSource(kind: .read(fileDescriptor), queue: queue).usingKernelSources()
     }
 
     /// Traps when `fileDescriptor` is not open: the message names it and the queue.
     public class func makeWriteSource(fileDescriptor: Int32, queue: DispatchQueue? = nil) -> DispatchSourceWrite {
         checkDescriptor(fileDescriptor, "makeWriteSource", queue)
-        return DispatchSource(kind: .write(fileDescriptor), queue: queue)
+        return DispatchSource(kind: .write(fileDescriptor), queue: queue).usingKernelSources()
     }
 
     /// Several sources may watch one signal. While a source watches it, Ringlet's
@@ -83,7 +83,7 @@ extension DispatchSource {
             ringletMisuse("makeSignalSource(signal: \(signal)) for queue '\(queue?.label ?? "global")': "
                 + "this signal cannot be caught (SIGKILL, SIGSTOP, or not a signal number below \(RL_SIGNAL_LIMIT))")
         }
-        return DispatchSource(kind: .signal(signal), queue: queue)
+        return DispatchSource(kind: .signal(signal), queue: queue).usingKernelSources()
     }
 
     /// `.exit` is delivered when the process ends (through a pidfd, Linux 5.3+).
@@ -93,14 +93,21 @@ extension DispatchSource {
             warnOnce("process source for pid \(identifier): only .exit can be delivered on "
                 + "Linux; .fork, .exec and .signal in the mask will never come")
         }
-        return DispatchSource(kind: .process(identifier, eventMask), queue: queue)
+        return DispatchSource(kind: .process(identifier, eventMask), queue: queue).usingKernelSources()
     }
 
     /// Traps when `fileDescriptor` is not open: the message names it and the queue.
     public class func makeFileSystemObjectSource(fileDescriptor: Int32, eventMask: FileSystemEvent,
                                                  queue: DispatchQueue? = nil) -> DispatchSourceFileSystemObject {
         checkDescriptor(fileDescriptor, "makeFileSystemObjectSource", queue)
-        return DispatchSource(kind: .fileSystem(fileDescriptor, eventMask), queue: queue)
+        return DispatchSource(kind: .fileSystem(fileDescriptor, eventMask), queue: queue).usingKernelSources()
+    }
+
+    /// Read, write, signal, process and file-system sources: the manager's code for
+    /// their kernel side is installed (and linked) only through here.
+    private func usingKernelSources() -> DispatchSource {
+        manager.useKernelSources()
+        return self
     }
 
     private static func checkDescriptor(_ fd: Int32, _ call: String, _ queue: DispatchQueue?) {
