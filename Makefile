@@ -108,6 +108,11 @@ CROSS_NO_MERGE := -mno-global-merge
 CROSS_LIBS    := /usr/lib/$(CROSS_GNU)/liburing.a -lpthread
 # 16 KiB pages at most (the Pi 5's kernel; 4 KiB kernels load it too) instead of the
 # aarch64 default of 64 KiB, and no padding between code and data: 16 KiB less file.
+# The dynamic build links with the toolchain's lld, which packs its ~400 relative
+# relocations as RELR (9 KiB less; loading it needs glibc 2.36 or later: Debian 12,
+# Raspberry Pi OS bookworm; lld then records the GLIBC_ABI_DT_RELR dependency that
+# glibc checks). binutils 2.40 ignores -z pack-relative-relocs on aarch64.
+CROSS_DYNAMIC_LINK := -fuse-ld=lld -B$(dir $(shell command -v $(SWIFT) 2>/dev/null)) -Wl,-z,pack-relative-relocs
 CROSS_LINK    := -Wl,--gc-sections -Wl,--build-id=none -Wl,-z,max-page-size=16384 -Wl,-z,noseparate-code
 # The full-Swift route: an installed Swift SDK whose name mentions the board's architecture.
 CROSS_SWIFT_SDK ?= $(shell $(SWIFT) sdk list 2>/dev/null | grep -m1 -i '$(CROSS_ARCH)')
@@ -138,7 +143,7 @@ cross: deps-cross
 	@# static-pie (for the emulated board's initramfs); each also kept unstripped.
 	for m in RingletChecks RingletDemo; do \
 	  for kind in dynamic static-pie; do \
-	    out=$(CROSS_DIR)/$$m-$$kind; flag=; [ $$kind = static-pie ] && flag=-static-pie; \
+	    out=$(CROSS_DIR)/$$m-$$kind; flag='$(CROSS_DYNAMIC_LINK)'; [ $$kind = static-pie ] && flag=-static-pie; \
 	    $(CROSS_CC) $$flag $(CROSS_LINK) -o $$out.unstripped \
 	      $(CROSS_DIR)/obj/Ringlet.o $(CROSS_DIR)/obj/$$m.o $(CROSS_DIR)/obj/c-*.o $(CROSS_LIBS) || exit 1; \
 	    $(CROSS_STRIP) -o $$out $$out.unstripped || exit 1; done; done
@@ -188,6 +193,10 @@ sim: cross
 	$(CROSS_STRIP) $(CROSS_DIR)/initramfs/init
 	cp $(CROSS_DIR)/RingletChecks-static-pie $(CROSS_DIR)/initramfs/ringlet-checks
 	cp $(CROSS_DIR)/RingletDemo-static-pie $(CROSS_DIR)/initramfs/ringlet-demo
+	@# The dynamic demo runs too, on the cross glibc (the board's, Debian 12's 2.36).
+	mkdir -p $(CROSS_DIR)/initramfs/lib
+	cp $(CROSS_DIR)/RingletDemo-dynamic $(CROSS_DIR)/initramfs/ringlet-demo-dynamic
+	cp -L /usr/$(CROSS_GNU)/lib/ld-linux-$(CROSS_ARCH).so.1 /usr/$(CROSS_GNU)/lib/libc.so.6 $(CROSS_DIR)/initramfs/lib/
 	cd $(CROSS_DIR)/initramfs && find . | sort | cpio -o -H newc -R 0:0 --quiet | gzip -1 > ../initramfs.gz
 	@echo "sim: booting $(BOARD): $(SIM_QEMU) -M $(SIM_MACHINE) -cpu $(SIM_CPU) -smp $(SIM_CORES) -m $(SIM_MEMORY)"
 	@start=$$(date +%s); \
@@ -198,6 +207,7 @@ sim: cross
 	@grep -Eq '^[0-9]+ passed, 0 failed$$' $(SIM_LOG) || { echo "sim: FAILED: no '<n> passed, 0 failed' line"; exit 1; }
 	@grep -q '^sim: ringlet-checks exited with status 0$$' $(SIM_LOG) || { echo "sim: FAILED: ringlet-checks"; exit 1; }
 	@grep -q '^sim: ringlet-demo exited with status 0$$' $(SIM_LOG) || { echo "sim: FAILED: ringlet-demo"; exit 1; }
+	@grep -q '^sim: ringlet-demo-dynamic exited with status 0$$' $(SIM_LOG) || { echo "sim: FAILED: ringlet-demo-dynamic"; exit 1; }
 	@echo "sim: $(BOARD) passed: $$(grep -E '^[0-9]+ passed' $(SIM_LOG)); $$(grep '^sim: ringlet-demo peak' $(SIM_LOG) | cut -c6-)"
 
 bench: deps

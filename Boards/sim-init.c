@@ -111,6 +111,7 @@ int main(void) {
            sysconf(_SC_PHYS_PAGES) * (sysconf(_SC_PAGESIZE) / 1024) / 1024);
     run("/ringlet-checks", 0);
     run("/ringlet-demo", 1);
+    run("/ringlet-demo-dynamic", 1);  // the dynamically linked build, on /lib's glibc
     printf("sim: powering off\n");
     fflush(stdout);
     sync();
