@@ -44,8 +44,8 @@ final class DataStorage: @unchecked Sendable {
         case .custom(let queue, let body):
             // GCD runs a custom destructor asynchronously on its queue (the default
             // global queue when none is given), never inside the last release.
-            let destructor = UncheckedBody(body)
-            (queue ?? DispatchQueue.global()).async { destructor.body() }
+            let destructor = UncheckedSendable(body)
+            (queue ?? DispatchQueue.global()).async { destructor.value() }
         case .pool(let pool): pool.giveBack(base, capacity: capacity)
         }
     }
@@ -62,8 +62,9 @@ struct DataRegion {
     }
 }
 
-/// A closure handed to another thread as GCD hands a destructor block.
-private struct UncheckedBody: @unchecked Sendable {
-    let body: () -> Void
-    init(_ body: @escaping () -> Void) { self.body = body }
+/// A value (a program's closure: a destructor, a barrier, a cleanup handler) handed
+/// to another thread as GCD hands blocks, without a Sendable check.
+struct UncheckedSendable<Value>: @unchecked Sendable {
+    let value: Value
+    init(_ value: Value) { self.value = value }
 }

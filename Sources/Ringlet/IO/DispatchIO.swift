@@ -148,26 +148,24 @@ public class DispatchIO: DispatchObject, @unchecked Sendable {
     /// at once on a closed or failed channel, or with EINVAL for a negative offset or
     /// length (as read(2) and pread(2) answer).
     private func admit(_ operation: IOOperation, invalid: Bool) {
-        let start = lock.withLock { () -> Bool in
+        // (start now?, the errno it fails with at once: 0 for none)
+        let (start, refusal) = lock.withLock { () -> (Bool, Int32) in
             outstanding += 1
-            if invalid {
-                running += 1
-                return true
-            }
-            if !held.isEmpty || barrierRunning {
+            if !invalid && (!held.isEmpty || barrierRunning) {
                 held.append(.operation(operation))
-                return false
+                return (false, 0)
             }
             running += 1
-            return true
+            return (true, invalid ? Errno.invalidArgument.rawValue : (closed ? Errno.cancelled.rawValue : 0))
         }
-        if start { begin(operation, refusal: invalid ? Errno.invalidArgument.rawValue : 0) }
+        if start { begin(operation, refusal: refusal) }
     }
 
-    /// Starts a counted operation: to the manager, or ended at once.
-    private func begin(_ operation: IOOperation, refusal given: Int32 = 0) {
-        var refusal = given != 0 ? given : failure
-        if refusal == 0 && lock.withLock({ closed }) { refusal = Errno.cancelled.rawValue }
+    /// Starts a counted operation: to the manager, or ended at once. Held operations
+    /// (released after a barrier) check `closed` here; `admit` checked it already.
+    private func begin(_ operation: IOOperation, refusal given: Int32? = nil) {
+        var refusal = given ?? (lock.withLock { closed } ? Errno.cancelled.rawValue : 0)
+        if refusal == 0 { refusal = failure }
         if refusal != 0 {
             operation.isWrite ? operation.finishWrite(unwrittenFrom: 0, error: refusal)
                               : operation.finish(error: refusal)
@@ -229,9 +227,9 @@ public class DispatchIO: DispatchObject, @unchecked Sendable {
     private func launch(_ starts: [IOOperation], _ barrier: (() -> Void)?) {
         starts.forEach { begin($0) }
         guard let barrier else { return }
-        let body = UncheckedClosure(barrier)
+        let body = UncheckedSendable(barrier)
         cleanupQueue.async { [self] in
-            body.run()
+            body.value()
             var next: ([IOOperation], (() -> Void)?) = ([], nil)
             lock.withLock {
                 barrierRunning = false
@@ -261,8 +259,8 @@ public class DispatchIO: DispatchObject, @unchecked Sendable {
         if error == 0 && (outstanding > 0 || barrierRunning || !held.isEmpty) { return }
         cleanupHandler = nil
         descriptor.channelDone()
-        let body = UncheckedErrnoClosure(handler)
-        cleanupQueue.async { body.run(error) }
+        let body = UncheckedSendable(handler)
+        cleanupQueue.async { body.value(error) }
     }
 }
 
@@ -292,14 +290,4 @@ final class ChannelDescriptor: @unchecked Sendable {
         }
         if last && owned && fd >= 0 { rl_close(fd) }
     }
-}
-
-private struct UncheckedClosure: @unchecked Sendable {
-    let run: () -> Void
-    init(_ run: @escaping () -> Void) { self.run = run }
-}
-
-private struct UncheckedErrnoClosure: @unchecked Sendable {
-    let run: (Int32) -> Void
-    init(_ run: @escaping (Int32) -> Void) { self.run = run }
 }

@@ -21,7 +21,7 @@ final class IOBufferPool: @unchecked Sendable {
     private let waiting = Atomic<Bool>(false)
     private let lock = FutexLock()
     private var kept: [UnsafeMutableRawPointer] = []  // under `lock`
-    private var peak = 0                              // under `lock`, statistics
+    private let peak = Atomic<Int>(0)                 // statistics; written by the manager only
 
     init(chunkBytes: Int, budget: Int) {
         self.chunkBytes = chunkBytes
@@ -33,7 +33,7 @@ final class IOBufferPool: @unchecked Sendable {
     /// Bytes held now (statistics and tests).
     var heldBytes: Int { held.load(ordering: .relaxed) }
     /// The most bytes held at once since start.
-    var peakHeldBytes: Int { lock.withLock { peak } }
+    var peakHeldBytes: Int { peak.load(ordering: .relaxed) }
 
     /// Reserves `bytes` of the budget (manager only). False when it would exceed the
     /// budget: the caller's read waits until a release wakes the manager.
@@ -45,7 +45,7 @@ final class IOBufferPool: @unchecked Sendable {
                                                               ordering: .acquiringAndReleasing)
             if exchanged {
                 let now = current + bytes
-                lock.withLock { peak = Swift.max(peak, now) }
+                if now > peak.load(ordering: .relaxed) { peak.store(now, ordering: .relaxed) }
                 return true
             }
             current = original

@@ -42,10 +42,9 @@ extension IOEngine {
                 operation.requested += next.length
                 operation.nextOffset += Int64(next.length)
             }
-            statsLock.withLock {
-                inFlightCount += 1
-                inFlightPeak = Swift.max(inFlightPeak, inFlightCount)
-            }
+            let now = inFlightCount.load(ordering: .relaxed) + 1
+            inFlightCount.store(now, ordering: .relaxed)
+            if now > inFlightPeak.load(ordering: .relaxed) { inFlightPeak.store(now, ordering: .relaxed) }
         }
         finishIfDone(operation, ring)
     }
@@ -133,7 +132,7 @@ extension IOEngine {
         }
         slots[slot] = nil
         freeSlots.append(slot)
-        statsLock.withLock { inFlightCount -= 1 }
+        inFlightCount.store(inFlightCount.load(ordering: .relaxed) - 1, ordering: .relaxed)
         operation.inFlight -= 1
         if operation.isWrite { wrote(entry, result) } else { read(entry, result) }
         pump(operation, ring)
@@ -145,7 +144,7 @@ extension IOEngine {
         let buffer = entry.buffer.unsafelyUnwrapped
         if result <= 0 {
             pool.giveBack(buffer, capacity: entry.capacity)
-            _ = releaseAndWake(entry.length)
+            _ = pool.release(entry.length)  // the manager resumes its waiters itself
             if result < 0 {
                 operation.fail(operation.stopped ? Errno.cancelled.rawValue : -result)
             } else if let offset = entry.offset {
@@ -166,7 +165,7 @@ extension IOEngine {
             region = DataRegion(storage: DataStorage(base: buffer, capacity: entry.capacity, release: .pool(pool)),
                                 start: 0, count: count)
         }
-        _ = releaseAndWake(entry.length - count)
+        _ = pool.release(entry.length - count)
         guard let offset = entry.offset else {
             operation.requested += count
             operation.append(region)
@@ -197,9 +196,6 @@ extension IOEngine {
             operation.requested += count
         }
     }
-
-    /// Budget a read did not use goes back; true when the manager had waiters.
-    private func releaseAndWake(_ bytes: Int) -> Bool { pool.release(bytes) }
 
     // MARK: Ending
 

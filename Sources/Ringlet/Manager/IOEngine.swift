@@ -1,4 +1,5 @@
 import CRinglet
+import Synchronization
 
 /// The manager thread's side of DispatchIO: it issues the reads and writes of every
 /// channel on the ring, merges their results into their operations and decides when
@@ -42,9 +43,9 @@ final class IOEngine: @unchecked Sendable {
     var generation: UInt32 = 0
     var waiting: [IOOperation] = []
     var ioprioRefused = false
-    let statsLock = FutexLock()
-    var inFlightCount = 0        // under statsLock
-    var inFlightPeak = 0         // under statsLock
+    // Statistics: written by the manager only, read by any thread.
+    let inFlightCount = Atomic<Int>(0)
+    let inFlightPeak = Atomic<Int>(0)
 
     init(configuration: RuntimeConfiguration) {
         pool = IOBufferPool(chunkBytes: configuration.ioChunkBytes, budget: configuration.ioBufferBytes)
@@ -56,7 +57,9 @@ final class IOEngine: @unchecked Sendable {
     }
 
     /// (requests in flight now, most at once since start)
-    var counters: (inFlight: Int, peak: Int) { statsLock.withLock { (inFlightCount, inFlightPeak) } }
+    var counters: (inFlight: Int, peak: Int) {
+        (inFlightCount.load(ordering: .relaxed), inFlightPeak.load(ordering: .relaxed))
+    }
 
     // MARK: Any thread
 
@@ -92,7 +95,9 @@ final class IOEngine: @unchecked Sendable {
             operation.nextOffset = channel.streamPosition
             operation.deliverOffset = channel.streamPosition
         }
-        if !operation.isWrite && operation.usesOffsets {
+        // The size hint matters only to a read of several requests; a one-request read
+        // (4 KiB at random) costs the manager no fstat.
+        if !operation.isWrite && operation.usesOffsets && operation.length > chunkBytes {
             var size: Int64 = 0, links: Int64 = 0
             if rl_fd_stat(channel.fileDescriptor, &size, &links) == 0 { operation.sizeHint = size }
         }
