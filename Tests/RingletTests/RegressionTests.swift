@@ -294,17 +294,20 @@ enum RegressionScenarios {
         let finished = DispatchGroup()
         let queues: [DispatchQueue] = [.global(qos: .utility), .global(qos: .background), .global(), .global(),
                                        .global()]
-        // Five pool threads wait (at most 5 s) for `long`.
+        // Five pool threads wait (at most 20 s) for `long`.
         for (index, queue) in queues.enumerated() {
-            queue.async(group: finished) { _ = long.wait(timeout: .now() + 5) }
+            queue.async(group: finished) { _ = long.wait(timeout: .now() + 20) }
             guard eventually({ Runtime.statistics.blockedThreads == index + 1 }) else {
                 Issue.record("only \(Runtime.statistics.blockedThreads) blocked")
                 return
             }
         }
-        // The sixth polls with short timeouts (a common pattern): 5 × 200 ms.
+        // The sixth polls with short timeouts (a common pattern), 200 ms at a time, until
+        // the test has seen every thread blocked and waited (at most 50 polls). A fixed
+        // 5 polls was too short a window for the check on a loaded machine.
+        let seen = Gate()
         DispatchQueue.global().async(group: finished) {
-            for _ in 0..<5 { _ = never.wait(timeout: .now() + 0.2) }
+            for _ in 0..<50 where !seen.isOpen { _ = never.wait(timeout: .now() + 0.2) }
         }
         guard eventually({ Runtime.statistics.blockedThreads == poolThreads }) else {
             Issue.record("only \(Runtime.statistics.blockedThreads) of \(poolThreads) blocked")
@@ -313,6 +316,7 @@ enum RegressionScenarios {
         // Work pending meanwhile: runs once the poller is done.
         DispatchQueue.global().async(group: finished) {}
         sleepMilliseconds(1500)  // below the 2 s grace period
+        seen.open()
         for _ in 0..<queues.count { long.signal() }
         #expect(waited(finished))
     }
