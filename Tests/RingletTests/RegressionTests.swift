@@ -87,7 +87,11 @@ import Testing
                 finished.signal()
             }
             #expect(waited(waiting))
-            sleepMilliseconds(30)  // the waiter sleeps in wait()
+            // The waiter is inside wait() (the scheduler counts it blocked on this group).
+            #expect(eventually { Runtime.shared.scheduler.blockedThreads { reason in
+                if case .group(let waitedOn) = reason { return waitedOn === group }
+                return false
+            } == 1 })
             group.leave()  // the count returns to zero: every waiter is released (GCD)
             group.enter()
             #expect(waited(finished))

@@ -54,6 +54,7 @@ func spin(seconds: Double) {
 final class Recorder<Element>: @unchecked Sendable {
     private let lock = FutexLock()
     private var elements: [Element] = []
+    deinit { lock.deallocate() }
 
     func append(_ element: Element) { lock.withLock { elements.append(element) } }
     var values: [Element] { lock.withLock { elements } }
@@ -203,4 +204,25 @@ func startRuntime(_ configuration: RuntimeConfiguration) {
     } catch {
         Issue.record("Runtime.start failed: \(error)")
     }
+}
+
+// MARK: Reports on stderr
+
+/// Waits for the runtime's own reports: `install(marker)` returns a closure that
+/// answers whether a line containing `marker` has been written to stderr since.
+enum StallProbe {
+    static func install(_ marker: String) -> () -> Bool {
+        let seen = Atomic<Bool>(false)
+        let flag = UncheckedBox(seen)
+        DiagnosticsObserver.install { line in
+            if line.contains(marker) { flag.value.store(true, ordering: .sequentiallyConsistent) }
+        }
+        return { flag.value.load(ordering: .sequentiallyConsistent) }
+    }
+}
+
+/// Carries a non-copyable or non-Sendable value into a closure (tests only).
+final class UncheckedBox<Value: ~Copyable>: @unchecked Sendable {
+    let value: Value
+    init(_ value: consuming Value) { self.value = value }
 }

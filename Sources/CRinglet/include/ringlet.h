@@ -120,6 +120,24 @@ void rl_exit(int status) __attribute__((noreturn));
 const char *rl_getenv(const char *name);
 /// Sleeps for `ns` nanoseconds (nanosleep(2), resumed after EINTR). For tests and demos.
 void rl_sleep_ns(long long ns);
+/// Reserves `bytes` of memory (malloc(3): large blocks are mapped and touched only
+/// when used); 0 when the system refuses (RLIMIT_AS, overcommit). Freed with free(3).
+void *rl_reserve_memory(unsigned long long bytes);
+/// The address-space limit (RLIMIT_AS) in bytes, or -1 when unlimited.
+long long rl_address_space_limit(void);
+
+// MARK: fork(2)
+
+/// Set to 1 in the child of a fork(2) made after `rl_fork_guard_install` (pthread_atfork).
+extern int rl_forked_child_flag;
+/// Registers the fork handler once (later calls do nothing). The parent's pid is kept.
+void rl_fork_guard_install(void);
+/// The pid of the process that installed the guard (the parent of a forked child).
+int rl_fork_guard_parent(void);
+/// 1 in the child of a fork(2) made after the runtime started, else 0. One load.
+static inline int rl_in_forked_child(void) {
+    return __atomic_load_n(&rl_forked_child_flag, __ATOMIC_RELAXED);
+}
 
 // MARK: io_uring (liburing)
 

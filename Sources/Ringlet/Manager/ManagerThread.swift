@@ -156,6 +156,7 @@ final class ManagerThread: @unchecked Sendable {
     /// Hands a request to the manager (any thread). One compare-and-swap; an eventfd
     /// write only when the manager may be asleep.
     func submit(_ request: Request) {
+        ForkGuard.check("a timer, source or I/O request")
         requests.push(request)
         if !awake.exchange(true, ordering: .sequentiallyConsistent) {
             wakeFD?.signal()

@@ -17,11 +17,13 @@ extension DispatchQueue {
             perform(action)
             return
         }
+        context.drainingQueues.append(Unmanaged.passUnretained(self))
         if isSerial {
             drainSerialLocked(index: RunQueueIndex.of(tokenPriority), context: context, topLevel: topLevel)
         } else {
             drainConcurrentLocked(index: RunQueueIndex.of(tokenPriority), context: context, topLevel: topLevel)
         }
+        context.drainingQueues.removeLast()
         overrideSignal.store(0, ordering: .relaxed)
         let action = wakeupIfNeededLocked()
         lock.unlock()
@@ -49,6 +51,8 @@ extension DispatchQueue {
         let scheduler = RuntimeParts.shared.scheduler.takeUnretainedValue()
         let batch = RuntimeParts.shared.drainBatch
         while canTakeHeadLocked {
+            // Nested in a target's drain: a suspended target stops this queue too.
+            if !topLevel && context.outerDrainStopped { return }
             // Detach the whole FIFO in O(1): no node is touched under the lock, so a
             // producer pushing meanwhile is never held up for long.
             let detached = fifo.removeAll()
@@ -97,7 +101,7 @@ extension DispatchQueue {
                         break
                     }
                 }
-                if stopRequested.load(ordering: .acquiring)
+                if stopRequested.load(ordering: .acquiring) || (!topLevel && context.outerDrainStopped)
                     || (topLevel && shouldYield(index: index, band: band, scheduler: scheduler)) {
                     stop = true
                     break
@@ -181,7 +185,7 @@ extension DispatchQueue {
         let band = context.worker?.band
         let scheduler = RuntimeParts.shared.scheduler.takeUnretainedValue()
         var budget = RuntimeParts.shared.drainBatch
-        while canTakeHeadLocked, let node = fifo.removeFirst() {
+        while canTakeHeadLocked, topLevel || !context.outerDrainStopped, let node = fifo.removeFirst() {
             let isBarrier = node.pointee.isBarrier
             if isBarrier {
                 barriersPending -= 1
@@ -237,6 +241,14 @@ enum NodeRunner {
             let child = unsafeDowncast(node.pointee.object.unsafelyUnwrapped, to: DispatchQueue.self)
             if node == child.embeddedToken { child.releaseEmbeddedToken() } else { release(node, context) }
             child.drain(tokenPriority: priority, from: queue, context: context, topLevel: queue == nil)
+        case .sourceNode:
+            // The source's own node: not released to the pool; the source may push it
+            // again while it runs. `source` keeps the source alive meanwhile.
+            let source = unsafeDowncast(node.pointee.object.unsafelyUnwrapped, to: DispatchSource.self)
+            let saved = context.enter(owner(queue, priority, root), at: priority)
+            source.run(node)
+            context.restore(saved)
+            context.counters.countRan(priority.level)
         case .syncWaiter:
             let waiter = unsafeDowncast(node.pointee.takeObject().unsafelyUnwrapped, to: SyncWaiter.self)
             let borrowed = waiter.callerHolds.count

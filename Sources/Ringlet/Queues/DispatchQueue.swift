@@ -72,6 +72,9 @@ public final class DispatchQueue: DispatchObject, @unchecked Sendable {
     let embeddedToken = WorkNodeRef.allocate(capacity: 1)
     var embeddedTokenInUse = false
     var specifics: [(key: AnyObject, value: AnyObject)] = []
+    /// Links of `QueueRegistry` (under the registry's lock).
+    var registryNext: Unmanaged<DispatchQueue>?
+    var registryPrevious: Unmanaged<DispatchQueue>?
 
     init(label: String, kind: Kind, qos: DispatchQoS, target: DispatchQueue?, inactive: Bool) {
         self.label = label
@@ -92,6 +95,7 @@ public final class DispatchQueue: DispatchObject, @unchecked Sendable {
         } else {
             floorPriority = Self.floor(requested: qos, target: target)
         }
+        QueueRegistry.shared.insert(self)
     }
 
     /// Creates a queue. `target` defaults to the default-QoS global queue. With
@@ -105,6 +109,7 @@ public final class DispatchQueue: DispatchObject, @unchecked Sendable {
     }
 
     deinit {
+        QueueRegistry.shared.remove(self)
         if isInactive {
             if !fifo.isEmpty {
                 ringletMisuse("queue '\(label)' was released while inactive with \(fifo.count) pending item(s); "

@@ -31,5 +31,6 @@ public func dispatchMain() -> Never {
             + "main() on the main thread")
     }
     _ = Runtime.shared
+    ForkGuard.check("dispatchMain()")
     MainThread.shared.run()
 }

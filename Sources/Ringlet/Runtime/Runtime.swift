@@ -21,12 +21,12 @@ public final class Runtime: @unchecked Sendable {
     let manager: ManagerThread
     var pool: WorkNodePool { scheduler.pool }
 
-    private init(configuration: RuntimeConfiguration, profile: BoardProfile?) {
+    private init(configuration: RuntimeConfiguration, profile: BoardProfile?) throws(RuntimeError) {
         self.configuration = configuration
         self.profile = profile
         placement = CorePlacement.forMachine(profile?.placement, board: profile?.board ?? "",
                                              onlineCPUs: ThreadControl.onlineCPUs)
-        scheduler = Scheduler(configuration: configuration, placement: placement)
+        scheduler = try Scheduler(configuration: configuration, placement: placement)
         manager = ManagerThread(configuration: configuration)
     }
 
@@ -62,7 +62,8 @@ public final class Runtime: @unchecked Sendable {
     /// Creates the manager and every pool thread.
     fileprivate static func make(_ configuration: RuntimeConfiguration,
                                  profile: BoardProfile?) throws(RuntimeError) -> Runtime {
-        let runtime = Runtime(configuration: configuration, profile: profile)
+        ForkGuard.install()
+        let runtime = try Runtime(configuration: configuration, profile: profile)
         try runtime.manager.start()
         try runtime.scheduler.start()
         return runtime

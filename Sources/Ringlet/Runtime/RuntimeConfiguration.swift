@@ -190,6 +190,9 @@ public enum RuntimeError: Error, CustomStringConvertible {
     case ioUringUnavailable(RingUnavailable)
     /// The manager could not create its wake-up eventfd.
     case eventfdUnavailable(Errno)
+    /// The system refused the memory of a pool sized by configuration key `key`
+    /// (`value` records, `bytes` in all); `addressSpaceLimit` is RLIMIT_AS (-1: none).
+    case memoryRefused(key: String, value: Int, bytes: Int, addressSpaceLimit: Int)
 
     public var description: String {
         switch self {
@@ -203,6 +206,11 @@ public enum RuntimeError: Error, CustomStringConvertible {
         case .eventfdUnavailable(let errno):
             return "the manager thread could not create its eventfd: \(errno.name); raise the open-files limit "
                 + "(RLIMIT_NOFILE) if it is exhausted"
+        case .memoryRefused(let key, let value, let bytes, let limit):
+            let limitText = limit < 0 ? "no address-space limit is set, so memory itself ran short"
+                : "the address-space limit (RLIMIT_AS, `ulimit -v`) is \(limit) bytes"
+            return "the system refused \(bytes) bytes for the pool sized by configuration key '\(key)' "
+                + "(\(value) records): \(limitText). Lower '\(key)' in the board profile, or raise the limit"
         case .threadCreationFailed(let created, let wanted, let errno):
             return "could not create pool thread \(created + 1) of \(wanted): \(errno.name); lower "
                 + "'workersPerCore'/'reservePerCore' or 'workerStackBytes', or raise RLIMIT_NPROC"

@@ -1,4 +1,4 @@
-/// What a blocked thread waits on; named in the deadlock report.
+/// What a blocked thread waits on; named in the stall report.
 enum WaitReason {
     case semaphore(DispatchSemaphore)
     case group(DispatchGroup)
@@ -25,33 +25,21 @@ enum BlockingWait {
     /// wait has a timeout (it then never counts toward a deadlock).
     @inline(__always)
     static func perform<R>(_ reason: WaitReason, timed: Bool = false, _ body: () -> R) -> R {
-        guard let worker = ThreadContext.currentIfPresent?.worker else { return body() }
+        ForkGuard.check("waiting on \(reason.description)")
+        guard let context = ThreadContext.currentIfPresent else { return body() }
+        // A blocked thread's cached free nodes would be held hostage meanwhile.
+        if context.nodeCacheCount > 0 { RuntimeParts.withPool { $0.giveBack(context, idling: true) } }
+        guard let worker = context.worker else { return body() }
         worker.scheduler.workerWillBlock(worker, reason: reason, timed: timed)
         defer { worker.scheduler.workerDidUnblock(worker) }
         return body()
     }
 
     /// Sleeps on `event` while it still shows `seen`, at most `timeoutNanoseconds`
-    /// (negative: no limit). Returns false on timeout. On a pool thread that finds
-    /// every pool thread blocked, sleeps at most the deadlock grace period at a time
-    /// and runs the deadlock check between sleeps.
+    /// (negative: no limit). Returns false on timeout. The stall watch, on the
+    /// manager thread, notices a pool that stays blocked: waits need not poll.
+    @inline(__always)
     static func sleep(on event: FutexEvent, seen: UInt32, timeoutNanoseconds: Int64) -> Bool {
-        guard let worker = ThreadContext.currentIfPresent?.worker else {
-            return event.wait(ifUnchangedFrom: seen, timeoutNanoseconds: timeoutNanoseconds)
-        }
-        let scheduler = worker.scheduler
-        let grace = scheduler.configuration.deadlockGraceNanoseconds
-        let deadline = timeoutNanoseconds < 0 ? UInt64.max
-            : MonotonicClock.nanoseconds &+ UInt64(timeoutNanoseconds)
-        while true {
-            let now = MonotonicClock.nanoseconds
-            if now >= deadline { return false }
-            let remaining = deadline == UInt64.max ? Int64.max : Int64(deadline - now)
-            let watching = scheduler.everyWorkerBlocked
-            let slice = watching ? min(remaining, grace) : (deadline == UInt64.max ? -1 : remaining)
-            if event.wait(ifUnchangedFrom: seen, timeoutNanoseconds: slice) { return true }
-            if event.snapshot != seen { return true }
-            if watching { scheduler.checkForDeadlock() }
-        }
+        event.wait(ifUnchangedFrom: seen, timeoutNanoseconds: timeoutNanoseconds)
     }
 }

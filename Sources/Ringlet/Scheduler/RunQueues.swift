@@ -65,6 +65,15 @@ struct RunQueues {
     /// Pending nodes at `index`.
     func count(at index: Int) -> Int { fifos[index].count }
 
+    /// Pending nodes of the QoS class with ordinal `ordinal` (`RunQueueIndex.classOrdinal`).
+    func count(ofClass ordinal: Int) -> Int {
+        var total = 0
+        for index in ordinal * RunQueueIndex.perClass..<(ordinal + 1) * RunQueueIndex.perClass {
+            total += fifos[index].count
+        }
+        return total
+    }
+
     /// Calls `body` with every pending node, most urgent first (for reports).
     func forEach(_ body: (WorkNodeRef) -> Void) {
         var index = RunQueueIndex.last

@@ -6,42 +6,47 @@ import Synchronization
 /// most urgent node their band allows (strict QoS), park on their own futex event
 /// when there is none, and are woken one at a time by `enqueue`. A worker that
 /// blocks in a Ringlet wait reports it (`workerWillBlock`), which lets one reserve
-/// worker run in its place; when every pool thread is blocked while work is pending,
-/// `DeadlockReport` describes the pool and stops the process.
+/// worker run in its place. While runnable work waits for a thread, or every pool
+/// thread is blocked, the stall watch (Scheduler+StallWatch.swift) looks at the pool
+/// from the manager thread and reports work that cannot make progress.
 ///
 /// Lock order: a queue's lock may be held while taking the scheduler lock (a push to
-/// a root run queue). The deadlock report reads queue state under the scheduler lock
-/// only once every pool thread is blocked, when no push can hold a queue lock. Functions named `...Locked` run with the scheduler lock held.
+/// a root run queue); the scheduler lock may be held while taking the work-node
+/// pool's. The stall report takes queue locks and the queue registry's lock only
+/// after dropping the scheduler lock. Functions named `...Locked` run with the
+/// scheduler lock held.
 final class Scheduler: @unchecked Sendable {
     let configuration: RuntimeConfiguration
     let pool: WorkNodePool
-    private let lock = FutexLock()
-    private var runQueues = RunQueues()
+    let lock = FutexLock()
+    var runQueues = RunQueues()
     /// The highest occupied run-queue index (-1: none), readable without the lock;
     /// drainers poll it between items to yield to more urgent work.
     private let highestPendingHint = Atomic<Int>(-1)
     private var idle: [[Worker]] = Array(repeating: [], count: WorkerBand.allCases.count)
     private(set) var workers: [Worker] = []
-    private var blockedCount = 0
-    private var activeReserve = 0
-    private var reserveCount = 0
+    var blockedCount = 0
+    var activeReserve = 0
+    var reserveCount = 0
     private var startedThreads = 0
     private let started = FutexEvent()
-    /// Nodes taken from the run queues so far: the deadlock watch's progress mark.
-    private var progress: UInt64 = 0
-    private var progressWhenAllBlocked: UInt64 = 0
-    /// Pool threads blocked in waits without a timeout, and since when all of them are.
-    private var untimedBlockedCount = 0
-    private var allBlockedSince: UInt64?
-    private var deadlockReported = false
+    /// Nodes taken from the run queues so far: the stall watch's progress mark.
+    var progress: UInt64 = 0
+    /// Nodes taken per QoS class (`RunQueueIndex.classOrdinal`), for the stall watch.
+    let takenPerClass = UnsafeMutablePointer<UInt64>.allocate(capacity: 5)
+    /// Pool threads blocked in waits without a timeout.
+    var untimedBlockedCount = 0
+    /// The stall watch's state (Scheduler+StallWatch.swift).
+    var watch = StallWatch()
 
     /// Where each band's workers pin themselves (nil: nowhere).
     let placement: CorePlacement?
 
-    init(configuration: RuntimeConfiguration, placement: CorePlacement? = nil) {
+    init(configuration: RuntimeConfiguration, placement: CorePlacement? = nil) throws(RuntimeError) {
         self.configuration = configuration
         self.placement = placement
-        pool = WorkNodePool(capacity: configuration.workNodes)
+        pool = try WorkNodePool(capacity: configuration.workNodes)
+        takenPerClass.initialize(repeating: 0, count: 5)
     }
 
     /// Creates every pool thread and waits until each has applied its kernel
@@ -83,13 +88,17 @@ final class Scheduler: @unchecked Sendable {
     /// Appends `node` to the root run queue of its priority and wakes one idle worker
     /// that may take it (or a reserve worker covering a blocked one).
     func enqueue(_ node: WorkNodeRef) {
+        ForkGuard.check("submitting work")
         let index = RunQueueIndex.of(node.pointee.priority)
         lock.lock()
         runQueues.append(node, at: index)
         highestPendingHint.store(runQueues.highestIndex, ordering: .relaxed)
         let wake = pickWorkerToWakeLocked(for: index)
+        // No thread may take it now: the stall watch looks until it is taken.
+        let armWatch = wake == nil && armWatchIfIdleLocked()
         lock.unlock()
         wake?.event.post()
+        if armWatch { scheduleWatchTick() }
     }
 
     /// Invoked with the lock held. Removes and returns the worker to wake, if any.
@@ -129,9 +138,13 @@ final class Scheduler: @unchecked Sendable {
         // can have them.
         if let context = worker.context, context.nodeCacheCount > 0 {
             lock.unlock()
-            pool.giveBack(context)
+            pool.giveBack(context, idling: true)
             lock.lock()
             if let node = takeLocked(for: worker) { return node }
+        } else {
+            // Nothing of ours to give back, but a submitter waiting for the pool must
+            // not wait for a threshold that frees from nowhere else may never reach.
+            pool.wakeWaitersIfAnyFree()
         }
         if worker.band == .reserve && worker.reserveActive {
             worker.reserveActive = false
@@ -166,6 +179,7 @@ final class Scheduler: @unchecked Sendable {
         highestPendingHint.store(runQueues.highestIndex, ordering: .relaxed)
         worker.state = .running
         progress &+= 1
+        takenPerClass[index / RunQueueIndex.perClass] &+= 1
         lock.unlock()
         return node
     }
@@ -199,14 +213,14 @@ final class Scheduler: @unchecked Sendable {
         blockedCount += 1
         if !timed {
             untimedBlockedCount += 1
-            if untimedBlockedCount == workers.count {
-                progressWhenAllBlocked = progress
-                allBlockedSince = MonotonicClock.nanoseconds
-            }
+            if untimedBlockedCount == workers.count { watch.everyThreadBlocked(progress: progress) }
         }
         let reserve = runQueues.count > 0 ? wakeReserveIfJustifiedLocked() : nil
+        // Work waits that this thread was running, or the pool is blocked: watch it.
+        let armWatch = (runQueues.count > 0 || untimedBlockedCount == workers.count) && armWatchIfIdleLocked()
         lock.unlock()
         reserve?.event.post()
+        if armWatch { scheduleWatchTick() }
     }
 
     /// The calling pool thread has left its Ringlet wait.
@@ -218,37 +232,15 @@ final class Scheduler: @unchecked Sendable {
         if worker.blockedUntimed {
             worker.blockedUntimed = false
             untimedBlockedCount -= 1
-            allBlockedSince = nil
+            watch.someThreadUnblocked()
         }
         lock.unlock()
     }
 
-    /// True when every pool thread is blocked in a wait without a timeout: such
-    /// waits then poll the deadlock watch.
-    var everyWorkerBlocked: Bool { lock.withLock { untimedBlockedCount == workers.count } }
-
-    /// Called by a blocked pool thread while every pool thread is blocked without a
-    /// timeout. Reports and stops the process once that state has lasted the whole
-    /// grace period with nothing run and work pending; returns otherwise.
-    func checkForDeadlock() {
-        lock.lock()
-        let lasted = allBlockedSince.map {
-            MonotonicClock.nanoseconds - $0 >= UInt64(configuration.deadlockGraceNanoseconds)
-        } ?? false
-        let deadlocked = untimedBlockedCount == workers.count && lasted && progress == progressWhenAllBlocked
-            && (runQueues.count > 0 || workers.contains { $0.context?.currentQueue?.hasPendingWork ?? false })
-            && !deadlockReported
-        if !deadlocked {
-            lock.unlock()
-            return
-        }
-        deadlockReported = true
-        let report = DeadlockReport.make(workers: workers, runQueues: runQueues)
-        lock.unlock()
-        writeToStandardError(report)
-        ringletMisuse("deadlock: all \(workers.count) pool threads (\(workers.count - reserveCount) workers "
-            + "+ \(reserveCount) reserve) are blocked in waits while work is pending; see the report above. "
-            + "Raise 'reservePerCore' in the board profile, or avoid blocking waits that depend on queued work.")
+    /// Pool threads blocked in a wait that `matches` (tests: proof that a thread is
+    /// inside a given wait, not just about to enter it).
+    func blockedThreads(where matches: (WaitReason) -> Bool) -> Int {
+        lock.withLock { workers.filter { $0.state == .blocked && ($0.context?.blockedOn.map(matches) ?? false) }.count }
     }
 
     // MARK: Statistics

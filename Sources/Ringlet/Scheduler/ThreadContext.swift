@@ -1,4 +1,5 @@
 import CRinglet
+import Synchronization
 
 /// What Ringlet knows about the calling thread: the worker it is (if any), the queue
 /// whose work it is running, and the QoS it runs at. Kept in a C thread-local
@@ -13,12 +14,48 @@ final class ThreadContext {
     /// The queue whose item (or sync block) this thread is running; its target
     /// chain is what the thread holds. Set and restored around every item without
     /// reference counting: whoever runs the item keeps the queue alive meanwhile.
-    var currentQueueReference: Unmanaged<DispatchQueue>?
+    /// Stored in an atomic word (relaxed: a plain load or store) so that the stall
+    /// watch may read another thread's value; it then looks the address up in
+    /// `QueueRegistry` before touching the queue.
+    var currentQueueReference: Unmanaged<DispatchQueue>? {
+        @inline(__always) get {
+            let bits = currentQueueWord.load(ordering: .relaxed)
+            return UnsafeRawPointer(bitPattern: bits).map { Unmanaged<DispatchQueue>.fromOpaque($0) }
+        }
+        @inline(__always) set {
+            currentQueueWord.store(newValue.map { UInt(bitPattern: $0.toOpaque()) } ?? 0, ordering: .relaxed)
+        }
+    }
+    private let currentQueueWord = Atomic<UInt>(0)
+    /// The address of the queue this thread runs work of (0: none), for other threads.
+    var currentQueueAddress: UInt { currentQueueWord.load(ordering: .relaxed) }
+    /// Items (and sync blocks) this thread has started; written by the thread only.
+    /// The stall watch compares it across ticks to tell a long-running item.
+    let itemsStarted = Atomic<UInt>(0)
 
     /// Queues this thread still holds below the current one: each `sync` that ran on
     /// this thread from inside another queue's item pushes that queue here (GCD's
     /// thread frames). Empty outside nested syncs, so plain items never touch it.
     var outerQueues: [Unmanaged<DispatchQueue>] = []
+
+    /// The queues this thread is draining, outermost first: a queue's drain runs
+    /// nested inside its serial target's. A nested drain stops when any queue below
+    /// it is suspended (`outerDrainStopped`), as it would had the target been drained
+    /// item by item. Unretained: each drainer keeps its queue alive.
+    var drainingQueues: [Unmanaged<DispatchQueue>] = []
+
+    /// True when a queue this thread drains beneath the innermost one was suspended:
+    /// the innermost drain must stop at its next item boundary.
+    var outerDrainStopped: Bool {
+        var index = drainingQueues.count - 2
+        while index >= 0 {
+            if drainingQueues[index]._withUnsafeGuaranteedRef({ $0.stopRequested.load(ordering: .acquiring) }) {
+                return true
+            }
+            index -= 1
+        }
+        return false
+    }
 
     /// Calls `body` with every queue this thread holds: the current one, the ones
     /// nested syncs left below it, and all of their targets, innermost first.
@@ -115,6 +152,7 @@ final class ThreadContext {
         let saved = SavedState(queue: currentQueueReference, priority: currentPriority)
         currentQueueReference = queue
         currentPriority = priority
+        itemsStarted.store(itemsStarted.load(ordering: .relaxed) &+ 1, ordering: .relaxed)
         return saved
     }
 

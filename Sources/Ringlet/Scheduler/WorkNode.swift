@@ -16,6 +16,11 @@ struct WorkNode {
         /// A contended `sync`: `block` runs the caller's closure, then `object` (a
         /// `SyncWaiter`) is signalled.
         case syncWaiter
+        /// One of a dispatch source's own nodes (not from the pool; `object` is the
+        /// source, `ticket` the node's `DispatchSource.NodeRole`): running it runs the
+        /// source's delivery, cancel or registration step, and the node stays the
+        /// source's, to be pushed again.
+        case sourceNode
     }
 
     var next: UnsafeMutablePointer<WorkNode>?
@@ -30,6 +35,7 @@ struct WorkNode {
     var submittedRoot: UInt8 = 0
     /// For `.workItem` nodes: which submission of the item this is, so a copy pushed
     /// to raise it (see `DispatchWorkItem.wait`) and the original run it only once.
+    /// For `.sourceNode` nodes: the node's role.
     var ticket: UInt32 = 0
     var block: (() -> Void)?
     var object: AnyObject?

@@ -1,5 +1,8 @@
+import CRinglet
+import Synchronization
+
 /// The fixed pool every work node comes from, sized once at start by the
-/// configuration key `workNodes` (principle 1 of DESIGN.md).
+/// configuration key `workNodes` (the runtime's memory is fixed at start).
 ///
 /// Each thread keeps a small cache of free nodes (in its `ThreadContext`) and trades
 /// with the shared free list in batches, so a producer and a drainer on different
@@ -8,9 +11,14 @@
 /// touched only when that many items are pending at once.
 ///
 /// When the pool is empty the submitter waits (a Ringlet wait, so a reserve worker
-/// may cover it) until nodes are freed: nothing is dropped. After a second of waiting
-/// it prints one warning naming the pool and the key that sizes it. Workers give
-/// their cache back before they park, so an idle thread never holds nodes hostage.
+/// may cover it) until nodes are freed: nothing is dropped. Waiters are woken once a
+/// good share of the pool is free (`wakeThreshold`), or as soon as a thread that
+/// returns nodes is about to go idle or block: then no more nodes may come back soon,
+/// so whatever is free must do — nodes held for long (asyncAfter items not yet due,
+/// DispatchIO operations) can keep the free count below the threshold for ever.
+/// After a second of waiting it prints one warning naming the pool, what holds its
+/// nodes and the key that sizes it. Workers give their cache back before they park,
+/// so an idle thread never holds nodes hostage.
 final class WorkNodePool: @unchecked Sendable {
     let capacity: Int
     /// Most nodes a thread caches; it returns half when it holds more.
@@ -26,6 +34,8 @@ final class WorkNodePool: @unchecked Sendable {
     private var freeChains: [(head: WorkNodeRef, count: Int)] = []
     private var highWater = 0
     private var waiters = 0
+    /// `waiters > 0`, readable without the lock (a parking worker looks at it).
+    private let hasWaiters = Atomic<Bool>(false)
     private var warned = false
     /// Nodes outside the shared free list: in use, or cached by a thread.
     private var outstanding = 0
@@ -34,19 +44,26 @@ final class WorkNodePool: @unchecked Sendable {
 
     static let exhaustionWarningDelay: Int64 = 1_000_000_000
 
-    init(capacity: Int) {
+    /// Reserves the pool's memory (touched only as nodes are first used). Throws,
+    /// naming `workNodes` and the bytes, when the system refuses it.
+    init(capacity: Int) throws(RuntimeError) {
         precondition(capacity > 0)
         self.capacity = capacity
         cacheLimit = max(2, min(128, capacity / 64))
         wakeThreshold = max(cacheLimit / 2, min(capacity / 16, 4096))
-        storage = .allocate(capacity: capacity)
+        let bytes = UInt64(capacity) * UInt64(MemoryLayout<WorkNode>.stride)
+        guard let memory = rl_reserve_memory(bytes) else {
+            throw RuntimeError.memoryRefused(key: "workNodes", value: capacity, bytes: Int(bytes),
+                                             addressSpaceLimit: Int(rl_address_space_limit()))
+        }
+        storage = memory.bindMemory(to: WorkNode.self, capacity: capacity)
         freeChains.reserveCapacity(capacity / max(1, cacheLimit / 2) + 64)
     }
 
     deinit {
         lock.deallocate()
         freed.deallocate()
-        storage.deallocate()
+        rl_free(storage)
     }
 
     /// Nodes in use or cached by threads (at most `cacheLimit` per thread).
@@ -92,10 +109,14 @@ final class WorkNodePool: @unchecked Sendable {
     var batchSize: Int { cacheLimit / 2 }
 
     /// Returns all but `keeping` of the thread's cached nodes to the shared list, in
-    /// chains of at most `batchSize`.
-    func giveBack(_ context: ThreadContext, keeping: Int = 0) {
+    /// chains of at most `batchSize`. `idling`: the thread is about to park or block,
+    /// so waiting submitters are woken whatever is free.
+    func giveBack(_ context: ThreadContext, keeping: Int = 0, idling: Bool = false) {
         var returning = context.nodeCacheCount - keeping
-        if returning <= 0 { return }
+        if returning <= 0 {
+            if idling { wakeWaitersIfAnyFree() }
+            return
+        }
         let returned = returning
         lock.lock()
         // The nodes are hot in this thread's cache: walking them here is cheap.
@@ -113,8 +134,18 @@ final class WorkNodePool: @unchecked Sendable {
         outstanding -= returned
         // Hysteresis: a submitter waiting for the pool is woken once a good share is
         // free, not for every returned chain, so a producer that outpaces its queue
-        // sleeps and wakes once per thousands of items instead of once per chain.
-        let wake = waiters > 0 && capacity - outstanding >= wakeThreshold
+        // sleeps and wakes once per thousands of items instead of once per chain —
+        // unless this thread goes idle, after which nothing may come back for long.
+        let wake = waiters > 0 && (capacity - outstanding >= wakeThreshold || idling)
+        lock.unlock()
+        if wake { freed.post(wake: Int32.max) }
+    }
+
+    /// Wakes waiting submitters when any node is free (a thread is going idle).
+    func wakeWaitersIfAnyFree() {
+        if !hasWaiters.load(ordering: .relaxed) { return }
+        lock.lock()
+        let wake = waiters > 0 && capacity > outstanding
         lock.unlock()
         if wake { freed.post(wake: Int32.max) }
     }
@@ -156,6 +187,7 @@ final class WorkNodePool: @unchecked Sendable {
     /// Invoked with the lock held; returns with it held. May sleep.
     private func waitForFreedNodes() {
         waiters += 1
+        hasWaiters.store(true, ordering: .relaxed)
         waits += 1
         let seen = freed.snapshot
         let warnNow = !warned
@@ -173,13 +205,27 @@ final class WorkNodePool: @unchecked Sendable {
                         defer { warned = true }
                         return warned
                     }) { continue }
-                    ringletWarning("the work-node pool is full (\(capacity) nodes, configuration key "
-                        + "'workNodes'); submitters are waiting for running items to finish. "
-                        + "Raise 'workNodes' in the board profile or submit less work at once.")
+                    ringletWarning(exhaustionMessage())
                 }
             }
         }
         lock.lock()
         waiters -= 1
+        hasWaiters.store(waiters > 0, ordering: .relaxed)
+    }
+
+    /// What the warning of a long wait says: the pool, what holds its nodes, the key.
+    private func exhaustionMessage() -> String {
+        let totals = CounterRegistry.shared.totals()
+        var pending = 0
+        for level in QoSLevel.allLevels { pending += totals.submitted[level.rawValue] - totals.ran[level.rawValue] }
+        let timers = RuntimeParts.shared.manager.takeUnretainedValue().counters.armedTimers
+        let cached = lock.withLock { outstanding } - max(pending, 0)
+        return "the work-node pool is full (\(capacity) nodes, configuration key 'workNodes'); a submitter has "
+            + "waited \(Self.exhaustionWarningDelay / 1_000_000_000) s. What holds the nodes: about \(max(pending, 0)) "
+            + "submitted items not yet run (items waiting in queues, asyncAfter items not yet due among the "
+            + "\(timers) armed timers, DispatchIO deliveries) and about \(max(cached, 0)) free nodes cached by threads. "
+            + "Nodes come back as items run. Raise 'workNodes' in the board profile "
+            + "(\(MemoryLayout<WorkNode>.stride) bytes each), or submit less work at once."
     }
 }

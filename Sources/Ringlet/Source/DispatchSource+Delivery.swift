@@ -5,9 +5,9 @@ import Synchronization
 //
 // Every event merges into `pending` and then tries to set `deliveryQueued`. Whoever
 // sets it owns `spare`, the source's one delivery node, and pushes it to the source's
-// queue; every other event only merges. The delivery, on the queue, first takes a
-// new spare node (waiting for the pool there is allowed), clears `deliveryQueued`,
-// then takes what is pending and runs the handler with it. So at most one delivery is
+// queue; every other event only merges. The delivery, on the queue, makes its node
+// the spare again (the drainer no longer touches it), clears `deliveryQueued`, then
+// takes what is pending and runs the handler with it. So at most one delivery is
 // queued, events in between coalesce into `data`, and none is lost: an event that
 // merges after the delivery took `pending` finds `deliveryQueued` clear and queues
 // the next one.
@@ -54,10 +54,15 @@ extension DispatchSource {
         enqueue(node)
     }
 
-    /// Runs on the source's queue: the event handler, with what is pending as `data`.
-    func deliver() {
-        if finished.load(ordering: .acquiring) { return }
-        spare = makeNode { [self] in deliver() }
+    /// Runs on the source's queue from the delivery node `node`: the event handler,
+    /// with what is pending as `data`.
+    func deliver(_ node: WorkNodeRef) {
+        if finished.load(ordering: .acquiring) {
+            // Queued before the cancellation finished: the last use of the node.
+            node.deinitialize(count: 1)
+            return
+        }
+        spare = node
         deliveryQueued.store(false, ordering: .releasing)
         let value = pending.exchange(0, ordering: .acquiringAndReleasing)
         if isCancelled { return }

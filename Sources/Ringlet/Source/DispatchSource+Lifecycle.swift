@@ -4,26 +4,23 @@ extension DispatchSource {
     /// Registers the source (with the manager thread for kernel events and timers)
     /// and starts its handlers. A no-op when already active.
     func activateSource() {
-        if lock.withLock({ activated }) { return }
-        // Nodes are taken here, on the caller's thread, where waiting for a full pool
-        // is allowed; the manager and signal paths then never wait.
-        let delivery = makeNode { [self] in deliver() }
-        let final = makeNode { [self] in finish() }
-        let registered = lock.withLock { registrationHandler }.map { handler in makeNode { handler.run() } }
         let submitted: Bool = lock.withLock {
             if activated { return false }
             activated = true
-            spare = delivery
-            finalNode = final
-            registrationNode = registered
+            let nodes = WorkNodeRef.allocate(capacity: NodeRole.allCases.count)
+            for role in NodeRole.allCases { initializeNode(nodes + Int(role.rawValue), role) }
+            ownNodes = nodes
+            spare = nodes + Int(NodeRole.delivery.rawValue)
+            finalNode = nodes + Int(NodeRole.final.rawValue)
+            let registration = nodes + Int(NodeRole.registration.rawValue)
+            if registrationHandler == nil {
+                registration.deinitialize(count: 1)
+            } else {
+                registrationNode = registration
+            }
             return true
         }
-        if !submitted {
-            release(delivery)
-            release(final)
-            if let registered { release(registered) }
-            return
-        }
+        if !submitted { return }
         manager.claimSourceCapacity(for: self)
         // User data is registered at once: its registration handler is queued before
         // any event can be.
@@ -113,23 +110,24 @@ extension DispatchSource {
     }
 
     /// Runs on the source's queue after every delivery pushed before it: the cancel
-    /// handler, then the handlers are dropped (they often capture the source).
-    private func finish() {
+    /// handler, then the handlers are dropped (they often capture the source), then
+    /// the nodes that still hold the source let it go.
+    private func finish(_ node: WorkNodeRef) {
         finished.store(true, ordering: .releasing)
         manager.releaseSourceCapacity()
         // Take the delivery node unless a delivery owns it; that delivery, running
         // after this, sees `finished` and lets its node go.
         if deliveryQueued.compareExchange(expected: false, desired: true, ordering: .acquiringAndReleasing).exchanged,
-           let node = spare {
+           let delivery = spare {
             spare = nil
-            release(node)
+            delivery.deinitialize(count: 1)
         }
         let unused = lock.withLock { () -> WorkNodeRef? in
-            let node = registrationNode
+            let registration = registrationNode
             registrationNode = nil
-            return node
+            return registration
         }
-        if let unused { release(unused) }
+        unused?.deinitialize(count: 1)
         let handler = lock.withLock { () -> Handler? in
             let handler = cancelHandler
             cancelHandler = nil
@@ -138,15 +136,39 @@ extension DispatchSource {
             return handler
         }
         handler?.run()
+        // The node running this is the last: the drainer's reference keeps the source
+        // alive until it returns.
+        node.deinitialize(count: 1)
     }
 
-    /// A node for this source's queue at the handlers' QoS (not yet counted as submitted).
-    func makeNode(_ body: @escaping () -> Void) -> WorkNodeRef {
+    /// The role of each of a source's own nodes (kept in the node's `ticket`).
+    enum NodeRole: UInt32, CaseIterable {
+        /// Runs the event handler with what is pending (`deliver`).
+        case delivery = 0
+        /// Runs the cancel handler, last (`finish`).
+        case final = 1
+        /// Runs the registration handler, first.
+        case registration = 2
+    }
+
+    private func initializeNode(_ node: WorkNodeRef, _ role: NodeRole) {
         let priority = QoSPriority(packed: eventPriority.load(ordering: .relaxed))
-        return RuntimeParts.withPool { $0.allocate(kind: .block, priority: priority, block: body) }
+        node.initialize(to: WorkNode(next: nil, kind: .sourceNode, isBarrier: false, priority: priority,
+                                     block: nil, object: self, group: nil))
+        node.pointee.ticket = role.rawValue
     }
 
-    func release(_ node: WorkNodeRef) {
-        ThreadContext.withCurrent { context in RuntimeParts.withPool { $0.release(node, context: context) } }
+    /// Runs one of the source's nodes; called by the drainer (`NodeRunner`), which
+    /// holds a reference to the source meanwhile.
+    func run(_ node: WorkNodeRef) {
+        switch NodeRole(rawValue: node.pointee.ticket) {
+        case .delivery: deliver(node)
+        case .final: finish(node)
+        case .registration:
+            let handler = lock.withLock { registrationHandler }
+            handler?.run()
+            node.deinitialize(count: 1)
+        case .none: ringletBug("\(name): a node with an unknown role \(node.pointee.ticket)")
+        }
     }
 }

@@ -12,10 +12,12 @@ import Synchronization
 /// cancel handler runs exactly once, after the last event handler: it is where an
 /// fd's owner closes it.
 ///
-/// Cost: a source holds two nodes from the runtime's pool while active (its next
-/// delivery and its cancellation), so an event never needs an allocation and the
-/// manager thread never waits. An active source stays alive until it is cancelled,
-/// even when the program drops its last reference.
+/// Cost: a source carries three work nodes of its own (its delivery, its cancellation,
+/// its registration; 144 bytes, taken at activation), so an event never needs an
+/// allocation, the manager thread never waits, and sources never take nodes from the
+/// runtime's work-node pool (the `sources` key alone bounds them). An active source
+/// stays alive until it is cancelled, even when the program drops its last reference:
+/// its nodes hold it.
 ///
 ///   inactive --activate--> active --cancel--> cancelling --(manager let go)--> cancelled
 ///                                                           (cancel handler runs)
@@ -57,8 +59,11 @@ public class DispatchSource: DispatchObject, @unchecked Sendable {
     /// The label of the queue the handlers run on, for messages.
     var targetLabel: String
     var timerSpec: TimerSpec?
-    /// The node of the next delivery. Not under `lock`: it belongs to whoever set
-    /// `deliveryQueued` (see DispatchSource+Delivery.swift).
+    /// The source's own nodes, one per `NodeRole`, allocated at activation (see
+    /// DispatchSource+Lifecycle.swift). Each initialised node holds the source.
+    var ownNodes: WorkNodeRef?
+    /// The delivery node when no delivery is queued. Not under `lock`: it belongs to
+    /// whoever set `deliveryQueued` (see DispatchSource+Delivery.swift).
     var spare: WorkNodeRef?
     /// The node that runs the cancel handler, pushed once.
     var finalNode: WorkNodeRef?
@@ -93,6 +98,8 @@ public class DispatchSource: DispatchObject, @unchecked Sendable {
     }
 
     deinit {
+        // Every initialised node held the source: none is left by now.
+        ownNodes?.deallocate()
         lock.deallocate()
     }
 

@@ -11,6 +11,9 @@ func writeToStandardError(_ message: String) {
     utf8.withUnsafeMutableBufferPointer { buffer in
         rl_write_stderr(buffer.baseAddress, Int64(buffer.count - 1))
     }
+    #if DEBUG
+    DiagnosticsObserver.notify(line)
+    #endif
 }
 
 /// Reports misuse of the API and stops the process, as GCD does for client bugs.
@@ -32,3 +35,19 @@ func ringletBug(_ message: String) -> Never {
 func ringletWarning(_ message: String) {
     writeToStandardError("Ringlet: warning: \(message)")
 }
+
+#if DEBUG
+/// Tests: sees every line Ringlet writes to stderr, so a test can wait for a report
+/// (an event) instead of sleeping for as long as it might take.
+enum DiagnosticsObserver {
+    private static let lock = FutexLock()
+    nonisolated(unsafe) private static var observer: ((String) -> Void)?
+
+    static func install(_ body: @escaping (String) -> Void) { lock.withLock { observer = body } }
+
+    static func notify(_ line: String) {
+        let body = lock.withLock { observer }
+        body?(line)
+    }
+}
+#endif
