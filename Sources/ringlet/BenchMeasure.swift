@@ -66,10 +66,13 @@ func benchReadFile(_ path: String) -> String? {
 }
 
 /// VmRSS of this process in bytes (0 when unreadable).
-func benchResidentBytes() -> Int {
+func benchResidentBytes() -> Int { benchStatusBytes("VmRSS:") }
+
+/// A kB field of /proc/self/status (`VmRSS:`, `VmHWM:` for the peak) in bytes (0 when unreadable).
+func benchStatusBytes(_ field: String) -> Int {
     guard let status = benchReadFile("/proc/self/status") else { return 0 }
-    for line in status.split(separator: "\n") where line.hasPrefix("VmRSS:") {
-        let digits = line.dropFirst("VmRSS:".count).filter { $0.isNumber }
+    for line in status.split(separator: "\n") where line.hasPrefix(field) {
+        let digits = line.dropFirst(field.count).filter { $0.isNumber }
         return (Int(String(digits)) ?? 0) * 1024
     }
     return 0

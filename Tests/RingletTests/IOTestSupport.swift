@@ -60,6 +60,7 @@ struct TestFile {
 final class IOTranscript: @unchecked Sendable {
     private let lock = FutexLock()
     private var calls: [(done: Bool, count: Int, error: Int32)] = []
+    deinit { lock.deallocate() }
     private var bytes: [UInt8] = []
     private let finished = DispatchSemaphore(value: 0)
     private let concurrency = OverlapMeter()

@@ -141,6 +141,7 @@ import Testing
         let meter = OverlapMeter()
         var total = 0
         let totalLock = FutexLock()
+        defer { totalLock.deallocate() }
         DispatchQueue.concurrentPerform(iterations: 400) { _ in
             mutex.wait()
             meter.measure { totalLock.withLock { total += 1 } }

@@ -24,6 +24,7 @@ import Testing
 final class Counter: @unchecked Sendable {
     private let lock = FutexLock()
     private var count = 0
+    deinit { lock.deallocate() }
     func increment() { lock.withLock { count += 1 } }
     var value: Int { lock.withLock { count } }
 }
