@@ -34,15 +34,15 @@ struct TestPipe {
 struct DescriptorSourceTests {
     @Test func readSourceReportsTheBytesWaiting() {
         let pipe = TestPipe()
-        let source = DispatchSource.makeReadSource(fileDescriptor: pipe.readEnd,
-                                                   queue: DispatchQueue(label: "test.read.bytes"))
+        let queue = DispatchQueue(label: "test.read.bytes")
+        let source = DispatchSource.makeReadSource(fileDescriptor: pipe.readEnd, queue: queue)
         let seen = Recorder<UInt>()
         source.setEventHandler {
             seen.append(source.data)
             pipe.read(Int(source.data))
         }
         source.activate()
-        sleepMilliseconds(5)
+        settle(queue)
         #expect(seen.count == 0)  // nothing to read yet
         pipe.write(100)
         #expect(eventually { seen.count >= 1 })
@@ -113,15 +113,15 @@ struct DescriptorSourceTests {
             if n <= 0 { break }
             filled += Int(n)
         }
-        let source = DispatchSource.makeWriteSource(fileDescriptor: pipe.writeEnd,
-                                                    queue: DispatchQueue(label: "test.write"))
+        let queue = DispatchQueue(label: "test.write")
+        let source = DispatchSource.makeWriteSource(fileDescriptor: pipe.writeEnd, queue: queue)
         let seen = Recorder<UInt>()
         source.setEventHandler {
             seen.append(source.data)
             source.cancel()
         }
         source.activate()
-        sleepMilliseconds(10)
+        settle(queue)
         #expect(seen.count == 0)  // full: not writable
         while pipe.read(65536) > 0 {}  // drain it all
         #expect(eventually { seen.count == 1 })
@@ -133,8 +133,8 @@ struct DescriptorSourceTests {
 
     @Test func cancelledSourceSeesNoEventForANewOwnerOfItsFd() {
         let pipe = TestPipe()
-        let source = DispatchSource.makeReadSource(fileDescriptor: pipe.readEnd,
-                                                   queue: DispatchQueue(label: "test.read.reuse"))
+        let queue = DispatchQueue(label: "test.read.reuse")
+        let source = DispatchSource.makeReadSource(fileDescriptor: pipe.readEnd, queue: queue)
         let events = AtomicCounter()
         let cancelled = DispatchSemaphore(value: 0)
         source.setEventHandler { events.increment() }
@@ -149,7 +149,7 @@ struct DescriptorSourceTests {
         // The fd numbers are free again; a new pipe will likely get them.
         let reused = TestPipe()
         reused.write(8)
-        sleepMilliseconds(20)
+        settle(queue)
         #expect(events.value == 0)
         rl_close(reused.readEnd)
         rl_close(reused.writeEnd)

@@ -71,8 +71,8 @@ struct KernelSourceTests {
     @Test func childExitReachesAProcessSource() {
         let pid = rl_process_spawn_exit(3, 30_000_000)
         #expect(pid > 0)
-        let source = DispatchSource.makeProcessSource(identifier: pid, eventMask: .exit,
-                                                      queue: DispatchQueue(label: "test.process"))
+        let queue = DispatchQueue(label: "test.process")
+        let source = DispatchSource.makeProcessSource(identifier: pid, eventMask: .exit, queue: queue)
         let seen = Recorder<DispatchSource.ProcessEvent>()
         source.setEventHandler { seen.append(source.data) }
         source.activate()
@@ -80,7 +80,7 @@ struct KernelSourceTests {
         #expect(seen.values == [.exit])
         #expect(source.handle == pid)
         #expect(rl_process_reap(pid) == 3)
-        sleepMilliseconds(10)
+        settle(queue)
         #expect(seen.count == 1)  // an exit comes once
         source.cancel()
     }

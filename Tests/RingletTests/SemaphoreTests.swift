@@ -48,7 +48,9 @@ import Testing
             order.append("woke")
             done.signal()
         }
-        #expect(done.wait(timeout: .now() + 0.05) == .timedOut)
+        // The waiter is inside wait() (counted blocked on this semaphore), not done.
+        #expect(eventually { blockedOn(semaphore) == 1 })
+        #expect(done.wait(timeout: .now()) == .timedOut)
         order.append("signal")
         semaphore.signal()
         #expect(waited(done))
@@ -92,7 +94,7 @@ import Testing
                 done.signal()
             }
             #expect(waited(aboutToWait))
-            sleepMilliseconds(20)
+            #expect(eventually { blockedOn(semaphore) == 1 })  // inside wait()
             returns.append(semaphore.signal())
             #expect(waited(done))
         }
@@ -149,5 +151,13 @@ import Testing
         }
         #expect(meter.maximum == 1)
         #expect(totalLock.withLock { total } == 400)
+    }
+}
+
+/// Pool threads blocked in `wait()` on `semaphore` right now.
+func blockedOn(_ semaphore: DispatchSemaphore) -> Int {
+    Runtime.shared.scheduler.blockedThreads { reason in
+        if case .semaphore(let waitedOn) = reason { return waitedOn === semaphore }
+        return false
     }
 }

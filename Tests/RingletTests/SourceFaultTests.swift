@@ -11,16 +11,19 @@ struct SourceFaultTests {
 
     /// A one-shot timer source and an asyncAfter item each run exactly once.
     private func timersFireOnce() -> Bool {
-        let timer = DispatchSource.makeTimerSource(queue: DispatchQueue(label: "test.fault.timer"))
+        let queue = DispatchQueue(label: "test.fault.timer")
+        let timer = DispatchSource.makeTimerSource(queue: queue)
         let fires = AtomicCounter(), afters = AtomicCounter()
         timer.setEventHandler { fires.increment(by: Int(timer.data)) }
         timer.schedule(deadline: .now() + .milliseconds(5))
         timer.activate()
         DispatchQueue.global().asyncAfter(deadline: .now() + .milliseconds(5)) { afters.increment() }
         let fired = eventually { fires.value == 1 && afters.value == 1 }
-        sleepMilliseconds(20)
+        // Nothing is armed for the timer any more and what was queued has run.
+        let disarmed = timerIsDisarmed(timer)
+        settle(queue)
         timer.cancel()
-        return fired && fires.value == 1 && afters.value == 1
+        return fired && disarmed && fires.value == 1 && afters.value == 1
     }
 
     @Test(arguments: [Errno.interrupted, .busy, .tryAgain])

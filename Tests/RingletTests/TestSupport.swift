@@ -226,3 +226,36 @@ final class UncheckedBox<Value: ~Copyable>: @unchecked Sendable {
     let value: Value
     init(_ value: consuming Value) { self.value = value }
 }
+
+// MARK: Proof that nothing more is coming
+
+/// Runs `body` on the manager thread, between its requests, and returns its result
+/// (nil when the manager did not answer within the patience).
+@discardableResult
+func onManager<R>(_ body: @escaping @Sendable () -> R) -> R? {
+    let box = UncheckedBox(Recorder<R>())
+    let answered = DispatchSemaphore(value: 0)
+    RuntimeParts.shared.manager.takeUnretainedValue().submit(.testHook {
+        box.value.append(body())
+        answered.signal()
+    })
+    guard waited(answered) else { return nil }
+    return box.value.values.first
+}
+
+/// Proof, instead of a sleep, that the runtime has caught up: the manager has gone
+/// round its loop twice (reaping every completion the kernel had posted and firing
+/// every timer that was due), then everything queued on `queue` by then has run.
+/// A negative check ("no event came") made after this is not a race.
+func settle(_ queue: DispatchQueue) {
+    onManager {}
+    onManager {}
+    queue.sync(flags: .barrier) {}
+}
+
+/// Whether a timer source has no deadline armed in the manager any more (a one-shot
+/// that fired, a cancelled one, one never scheduled): then it cannot fire again.
+func timerIsDisarmed(_ timer: DispatchSourceTimer) -> Bool {
+    let source = timer as! DispatchSource
+    return onManager { source.registration.timer == nil } ?? false
+}

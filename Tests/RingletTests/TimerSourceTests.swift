@@ -6,14 +6,17 @@ import Testing
 @Suite(.enabled(if: RingAvailability.works, "io_uring is refused here"))
 struct TimerSourceTests {
     @Test func oneShotFiresOnceNeverEarly() {
-        let timer = DispatchSource.makeTimerSource(queue: DispatchQueue(label: "test.timer.once"))
+        let queue = DispatchQueue(label: "test.timer.once")
+        let timer = DispatchSource.makeTimerSource(queue: queue)
         let fired = Recorder<(at: UInt64, data: UInt)>()
         let deadline = DispatchTime.now() + .milliseconds(20)
         timer.setEventHandler { fired.append((DispatchTime.now().uptimeNanoseconds, timer.data)) }
         timer.schedule(deadline: deadline)
         timer.activate()
         #expect(eventually { fired.count == 1 })
-        sleepMilliseconds(60)  // a second fire would come within this
+        // Nothing is armed for it any more, and any delivery queued has run.
+        #expect(timerIsDisarmed(timer))
+        settle(queue)
         #expect(fired.count == 1)
         #expect((fired.values.first?.at ?? 0) >= deadline.uptimeNanoseconds)
         #expect(fired.values.first?.data == 1)
@@ -37,6 +40,7 @@ struct TimerSourceTests {
 
     @Test func suspendedTimerCountsMissedFiresInData() {
         let timer = DispatchSource.makeTimerSource(queue: DispatchQueue(label: "test.timer.suspended"))
+        let source = timer as! DispatchSource
         let total = AtomicCounter()
         let handlerRuns = AtomicCounter()
         timer.setEventHandler {
@@ -49,7 +53,8 @@ struct TimerSourceTests {
         timer.suspend()
         let runsBefore = handlerRuns.value
         let totalBefore = total.value
-        sleepMilliseconds(100)  // about 20 fires while suspended
+        // About 20 fires pile up in the pending data while suspended.
+        #expect(eventually { source.pending.load(ordering: .acquiring) >= 20 })
         #expect(handlerRuns.value <= runsBefore + 1)  // one delivery may have been running
         timer.resume()
         #expect(eventually { total.value - totalBefore >= 15 })
@@ -59,8 +64,8 @@ struct TimerSourceTests {
     }
 
     @Test func cancelHandlerRunsOnceAfterTheLastEventHandler() {
-        let timer = DispatchSource.makeTimerSource(queue: DispatchQueue(label: "test.timer.cancel",
-                                                                       attributes: .concurrent))
+        let queue = DispatchQueue(label: "test.timer.cancel", attributes: .concurrent)
+        let timer = DispatchSource.makeTimerSource(queue: queue)
         let log = Recorder<String>()
         let inside = AtomicCounter()
         let overlapped = AtomicCounter()
@@ -77,7 +82,8 @@ struct TimerSourceTests {
         timer.cancel()
         #expect(timer.isCancelled)
         #expect(eventually { log.values.last == "cancel" })
-        sleepMilliseconds(20)
+        #expect(timerIsDisarmed(timer))
+        settle(queue)
         #expect(log.values.filter { $0 == "cancel" }.count == 1)
         #expect(log.values.last == "cancel")
         #expect(overlapped.value == 0)  // never concurrent with itself, even on a concurrent queue
@@ -111,7 +117,10 @@ struct TimerSourceTests {
             cancelled.enter()
             timer.setCancelHandler { cancelled.leave() }
         }
-        sleepMilliseconds(30)
+        // Both are registered and neither has a deadline armed: nothing can fire.
+        #expect(onManager { [a, b].allSatisfy { ($0 as! DispatchSource).registration.registered } } == true)
+        #expect(timerIsDisarmed(a) && timerIsDisarmed(b))
+        settle(queue)
         a.cancel()
         b.cancel()
         #expect(waited(cancelled))
@@ -131,7 +140,8 @@ struct TimerSourceTests {
             timers.append(timer)
         }
         #expect(eventually { counts.allSatisfy { $0.value >= 1 } })
-        sleepMilliseconds(30)
+        #expect(timers.allSatisfy(timerIsDisarmed))
+        settle(queue)
         #expect(counts.allSatisfy { $0.value == 1 })
         for timer in timers { timer.cancel() }
     }
@@ -142,7 +152,13 @@ struct TimerSourceTests {
         timer.setEventHandler { fired.increment() }
         timer.schedule(wallDeadline: .now() + .seconds(60))
         timer.activate()
-        sleepMilliseconds(20)
+        // Armed in the manager, a minute away.
+        let source = timer as! DispatchSource
+        #expect(eventually {
+            onManager { source.registration.timer.flatMap { RuntimeParts.shared.manager.takeUnretainedValue()
+                .timers.deadline(of: $0) } }.flatMap { $0 }.map { $0 > MonotonicClock.nanoseconds + 50_000_000_000 }
+                ?? false
+        })
         #expect(fired.value == 0)
         // Someone sets the clock 60 s forward (an NTP sync on a board without RTC).
         WallClock.testOffset.store(60_000_000_000, ordering: .relaxed)

@@ -23,7 +23,7 @@ struct UserDataSourceTests {
         source.activate()
         source.suspend()
         for _ in 0..<10 { source.add(data: 1) }
-        sleepMilliseconds(10)
+        settle(queue)  // a delivery that could run has run
         #expect(seen.count == 0)
         source.resume()
         #expect(eventually { seen.count == 1 })
@@ -47,7 +47,8 @@ struct UserDataSourceTests {
     }
 
     @Test func replaceKeepsTheLastValueAndZeroIsNoEvent() {
-        let source = DispatchSource.makeUserDataReplaceSource(queue: DispatchQueue(label: "test.data.replace"))
+        let queue = DispatchQueue(label: "test.data.replace")
+        let source = DispatchSource.makeUserDataReplaceSource(queue: queue)
         let seen = Recorder<UInt>()
         source.setEventHandler { seen.append(source.data) }
         source.activate()
@@ -58,17 +59,18 @@ struct UserDataSourceTests {
         #expect(eventually { seen.count == 1 })
         #expect(seen.values == [9])
         source.replace(data: 0)
-        sleepMilliseconds(10)
+        settle(queue)
         #expect(seen.values == [9])
         source.cancel()
     }
 
     @Test func inactiveSourceDeliversNothingUntilActivated() {
-        let source = DispatchSource.makeUserDataAddSource(queue: DispatchQueue(label: "test.data.inactive"))
+        let queue = DispatchQueue(label: "test.data.inactive")
+        let source = DispatchSource.makeUserDataAddSource(queue: queue)
         let seen = Recorder<UInt>()
         source.setEventHandler { seen.append(source.data) }
         source.add(data: 5)
-        sleepMilliseconds(10)
+        settle(queue)
         #expect(seen.count == 0)
         source.resume()  // resume() activates, as in GCD
         source.add(data: 1)
@@ -77,7 +79,8 @@ struct UserDataSourceTests {
     }
 
     @Test func noEventHandlerRunsAfterCancel() {
-        let source = DispatchSource.makeUserDataAddSource(queue: DispatchQueue(label: "test.data.cancel"))
+        let queue = DispatchQueue(label: "test.data.cancel")
+        let source = DispatchSource.makeUserDataAddSource(queue: queue)
         let afterCancel = AtomicCounter()
         let cancelled = DispatchSemaphore(value: 0)
         let cancelledFlag = AtomicCounter()
@@ -89,16 +92,18 @@ struct UserDataSourceTests {
         cancelledFlag.increment()
         for _ in 0..<100 { source.add(data: 1) }
         #expect(waited(cancelled))
-        sleepMilliseconds(10)
+        settle(queue)
         #expect(afterCancel.value == 0)
     }
 
     @Test func cancelBeforeActivationRunsTheCancelHandlerOnActivation() {
-        let source = DispatchSource.makeUserDataAddSource(queue: DispatchQueue(label: "test.data.early-cancel"))
+        let queue = DispatchQueue(label: "test.data.early-cancel")
+        let source = DispatchSource.makeUserDataAddSource(queue: queue)
         let cancelled = DispatchSemaphore(value: 0)
         source.setCancelHandler { cancelled.signal() }
         source.cancel()
-        #expect(cancelled.wait(timeout: .now() + .milliseconds(20)) == .timedOut)
+        settle(queue)
+        #expect(cancelled.wait(timeout: .now()) == .timedOut)
         source.activate()
         #expect(waited(cancelled))
     }
