@@ -303,10 +303,22 @@ void rl_munmap(void *pointer, unsigned long long length);
 
 // MARK: Boards and placement (ringlet_board.c)
 
-/// Reads up to `capacity` bytes of the file at `path` into `buffer` (open(2) +
-/// read(2) until end of file or `capacity`, retrying EINTR). Returns the bytes read,
-/// or -errno (-ENOENT: no such file). A return of `capacity` may mean the file is longer.
+/// Reads up to `capacity` bytes of the regular file at `path` into `buffer` (open(2)
+/// with O_NONBLOCK + read(2) until end of file or `capacity`, retrying EINTR); never
+/// blocks. Returns the bytes read, or -errno (-ENOENT: no such file), or, for what is
+/// not a regular file (a FIFO, device, directory or socket; sysfs and /proc entries
+/// are regular), -(RL_NOT_REGULAR_FILE + its type): see RL_FILE_TYPE_*. A return of
+/// `capacity` may mean the file is longer.
 long long rl_read_file(const char *path, unsigned char *buffer, long long capacity);
+/// Above every errno: rl_read_file's refusal of a file that is not regular.
+#define RL_NOT_REGULAR_FILE 0x10000
+/// File types (st_mode's S_IFMT >> 12, as the kernel defines them).
+#define RL_FILE_TYPE_FIFO 1
+#define RL_FILE_TYPE_CHARACTER_DEVICE 2
+#define RL_FILE_TYPE_DIRECTORY 4
+#define RL_FILE_TYPE_BLOCK_DEVICE 6
+#define RL_FILE_TYPE_SYMBOLIC_LINK 10
+#define RL_FILE_TYPE_SOCKET 12
 /// Physical memory in bytes (sysconf _SC_PHYS_PAGES × _SC_PAGESIZE), or -errno.
 long long rl_memory_bytes(void);
 /// The page size in bytes (sysconf _SC_PAGESIZE).

@@ -119,16 +119,24 @@ public struct BoardProfile: Sendable {
     }
 
     /// Reads and parses the profile file at `path`. Throws `.unreadable` naming the
-    /// path and the errno when it cannot be read.
+    /// path and the errno when it cannot be read, or what it is when it is not a
+    /// regular file (a FIFO is refused, never waited on).
     public static func load(path: String, machine: MachineFacts = .current()) throws(BoardProfileError) -> BoardProfile {
         let bytes: [UInt8]
-        do throws(Errno) {
+        do throws(MachineFiles.ReadError) {
             bytes = try MachineFiles.read(path: path)
         } catch {
-            let why = error == Errno(rawValue: 27)
-                ? "is longer than \(MachineFiles.maximumFileBytes) bytes; a profile is a short text file"
-                : "cannot be read (\(error.name)); check the path"
-            throw BoardProfileError(.unreadable, file: path, line: 0, key: "", reason: "the profile file " + why)
+            let reason: String
+            switch error {
+            case .tooLong(let limit):
+                reason = "the profile file is longer than \(limit) bytes; a profile is a short text file"
+            case .notRegular(let what):
+                reason = "is \(what), not a profile file; give the path of a regular .profile file (Boards/README.md "
+                    + "describes them) or the name of a built-in board"
+            case .failed(let errno):
+                reason = "the profile file cannot be read (\(errno.name)); check the path"
+            }
+            throw BoardProfileError(.unreadable, file: path, line: 0, key: "", reason: reason)
         }
         var parser = BoardProfileParser(bytes: bytes, file: path, machine: machine)
         return try parser.parse()

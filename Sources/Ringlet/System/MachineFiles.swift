@@ -8,9 +8,21 @@ enum MachineFiles {
     /// read in part (a profile cut in the middle would parse as something else).
     static let maximumFileBytes = 256 * 1024
 
-    /// The bytes of the file at `path`. Throws the errno (ENOENT: no such file), or
-    /// EFBIG (27) when the file is longer than `limit`.
-    static func read(path: String, limit: Int = maximumFileBytes) throws(Errno) -> [UInt8] {
+    /// Why a file could not be read.
+    enum ReadError: Error {
+        /// open(2) or read(2) failed (ENOENT: no such file).
+        case failed(Errno)
+        /// The file is longer than the limit asked for.
+        case tooLong(limit: Int)
+        /// Not a regular file: "a FIFO", "a directory", "a character device"... It
+        /// was not opened, or opened without blocking, so reading never hangs.
+        case notRegular(String)
+    }
+
+    /// The bytes of the regular file at `path` (profiles, sysfs and /proc entries are
+    /// regular files). Never blocks: a FIFO, device, directory or socket is refused
+    /// with `.notRegular`, a file longer than `limit` with `.tooLong`.
+    static func read(path: String, limit: Int = maximumFileBytes) throws(ReadError) -> [UInt8] {
         var buffer = [UInt8](repeating: 0, count: limit + 1)
         var cPath = path.utf8CString
         let count = cPath.withUnsafeMutableBufferPointer { pathBuffer in
@@ -18,10 +30,26 @@ enum MachineFiles {
                 rl_read_file(pathBuffer.baseAddress, bytes.baseAddress, Int64(limit + 1))
             }
         }
-        if count < 0 { throw Errno(negated: Int32(truncatingIfNeeded: count)) }
-        if count > Int64(limit) { throw Errno(rawValue: 27) }
+        if count <= -Int64(RL_NOT_REGULAR_FILE) {
+            throw .notRegular(fileType(Int32(truncatingIfNeeded: -count - Int64(RL_NOT_REGULAR_FILE))))
+        }
+        if count < 0 { throw .failed(Errno(negated: Int32(truncatingIfNeeded: count))) }
+        if count > Int64(limit) { throw .tooLong(limit: limit) }
         buffer.removeLast(buffer.count - Int(count))
         return buffer
+    }
+
+    /// What a file of type `type` (RL_FILE_TYPE_*) is, with its article.
+    private static func fileType(_ type: Int32) -> String {
+        switch type {
+        case RL_FILE_TYPE_FIFO: return "a FIFO"
+        case RL_FILE_TYPE_CHARACTER_DEVICE: return "a character device"
+        case RL_FILE_TYPE_DIRECTORY: return "a directory"
+        case RL_FILE_TYPE_BLOCK_DEVICE: return "a block device"
+        case RL_FILE_TYPE_SYMBOLIC_LINK: return "a symbolic link"
+        case RL_FILE_TYPE_SOCKET: return "a socket"
+        default: return "not a regular file (type \(type))"
+        }
     }
 
     /// Physical memory in MiB, or nil when sysconf cannot tell.
