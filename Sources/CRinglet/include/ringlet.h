@@ -245,8 +245,16 @@ long long rl_inotify_take(int ifd);
 
 /// The eventfd Ringlet's signal handler writes to wake the manager (-1: none).
 void rl_signal_set_wake_fd(int fd);
-/// 1 when `signo` can have a handler (not SIGKILL or SIGSTOP, below RL_SIGNAL_LIMIT).
+/// 1 when `signo` can have a handler (rl_signal_class says RL_SIGNAL_CATCHABLE).
 int rl_signal_is_catchable(int signo);
+/// What `signo` is to a signal source: RL_SIGNAL_CATCHABLE, or why it cannot be watched.
+#define RL_SIGNAL_CATCHABLE 0
+#define RL_SIGNAL_OUT_OF_RANGE 1    /* not 1...SIGRTMAX (64) */
+#define RL_SIGNAL_UNCATCHABLE 2     /* SIGKILL or SIGSTOP */
+#define RL_SIGNAL_LIBC_RESERVED 3   /* 32 and 33: glibc's own, below SIGRTMIN */
+int rl_signal_class(int signo);
+/// SIGRTMIN as the C library defines it at run time (34 with glibc).
+int rl_signal_realtime_min(void);
 /// Installs Ringlet's handler for `signo`: it counts the signal, wakes the manager
 /// and then calls the handler that was installed before (which keeps working).
 int rl_signal_install(int signo);
