@@ -95,6 +95,15 @@ int rl_process_thread_count(void);
 /// whose name starts with `name_prefix` ("" for all), from /proc/self/task/*/status;
 /// -errno when /proc is unreadable.
 long long rl_context_switches(const char *name_prefix);
+/// Resources for rl_resource_limit (mapped to RLIMIT_* in C, which differ between
+/// architectures).
+#define RL_LIMIT_ADDRESS_SPACE 0   /* RLIMIT_AS */
+#define RL_LIMIT_THREADS 1         /* RLIMIT_NPROC: threads of the user, all processes */
+#define RL_LIMIT_OPEN_FILES 2      /* RLIMIT_NOFILE */
+#define RL_LIMIT_STACK 3           /* RLIMIT_STACK: glibc's default thread stack */
+/// getrlimit(2): the soft and hard limits of `resource` (RL_LIMIT_*), ~0ULL for
+/// unlimited. 0 or -errno.
+int rl_resource_limit(int resource, unsigned long long *soft, unsigned long long *hard);
 /// Gives up the CPU (sched_yield(2)).
 void rl_thread_yield(void);
 

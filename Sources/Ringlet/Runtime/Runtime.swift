@@ -63,8 +63,16 @@ public final class Runtime: @unchecked Sendable {
     fileprivate static func make(_ configuration: RuntimeConfiguration,
                                  profile: BoardProfile?) throws(RuntimeError) -> Runtime {
         let runtime = Runtime(configuration: configuration, profile: profile)
-        try runtime.manager.start()
-        try runtime.scheduler.start()
+        do throws(RuntimeError) {
+            try runtime.manager.start()
+        } catch {
+            throw error.explained(for: configuration, poolFailed: false)
+        }
+        do throws(RuntimeError) {
+            try runtime.scheduler.start()
+        } catch {
+            throw error.explained(for: configuration, poolFailed: true)
+        }
         return runtime
     }
 

@@ -180,12 +180,24 @@ public struct RuntimeConfiguration: Sendable, Equatable {
 
 /// Why the runtime could not start or a request was refused.
 public enum RuntimeError: Error, CustomStringConvertible {
+    /// The same error with a thread refusal explained against `configuration`: which
+    /// limit refused the thread, and the keys to change (`ThreadRefusal`). The manager
+    /// is created first, so `created` counts it when the pool failed.
+    func explained(for configuration: RuntimeConfiguration, poolFailed: Bool) -> RuntimeError {
+        guard case .threadCreationFailed(let created, let wanted, let errno, nil) = self else { return self }
+        let refusal = ThreadRefusal(errno: errno, created: poolFailed ? created + 1 : 0, configuration: configuration,
+                                    limits: .current())
+        return .threadCreationFailed(created: created, wanted: wanted, errno: errno, refusal: refusal)
+    }
+
     /// A configuration key holds a value the runtime cannot use.
     case invalidConfiguration(key: String, reason: String)
     /// `Runtime.start(configuration:)` after the runtime had started.
     case alreadyStarted
-    /// The system refused to create a pool thread.
-    case threadCreationFailed(created: Int, wanted: Int, errno: Errno)
+    /// The system refused to create a pool thread (`created` of `wanted` were made).
+    /// `refusal`, filled in by `Runtime.start`, tells which limit refused it and the
+    /// keys to change.
+    case threadCreationFailed(created: Int, wanted: Int, errno: Errno, refusal: ThreadRefusal? = nil)
     /// The manager could not create its io_uring (the payload names cause and fix).
     case ioUringUnavailable(RingUnavailable)
     /// The manager could not create its wake-up eventfd.
@@ -201,11 +213,16 @@ public enum RuntimeError: Error, CustomStringConvertible {
         case .ioUringUnavailable(let refusal):
             return refusal.description
         case .eventfdUnavailable(let errno):
-            return "the manager thread could not create its eventfd: \(errno.name); raise the open-files limit "
-                + "(RLIMIT_NOFILE) if it is exhausted"
-        case .threadCreationFailed(let created, let wanted, let errno):
-            return "could not create pool thread \(created + 1) of \(wanted): \(errno.name); lower "
-                + "'workersPerCore'/'reservePerCore' or 'workerStackBytes', or raise RLIMIT_NPROC"
+            let advice = ProcessLimits.current().openFilesAdvice(for: errno).map { ": an eventfd is a descriptor, and " + $0 }
+            return "the manager thread could not create its eventfd: \(errno.name)" + (advice ?? "")
+        case .threadCreationFailed(let created, let wanted, let errno, let refusal):
+            if let refusal {
+                return "could not create thread \(refusal.created + 1) of the runtime's \(refusal.totalThreads): "
+                    + "\(errno.name): \(refusal.description)"
+            }
+            return "could not create pool thread \(created + 1) of \(wanted): \(errno.name); pthread_create's EAGAIN "
+                + "means the thread limit (RLIMIT_NPROC) or memory for stacks (RLIMIT_AS): lower "
+                + "'workersPerCore'/'reservePerCore' or 'workerStackBytes', or raise the limit"
         }
     }
 }

@@ -52,6 +52,40 @@ enum MachineFiles {
         }
     }
 
+    /// The whitespace-separated words of the small file at `path` (a sysctl, /proc
+    /// entry or cgroup file), or nil when it cannot be read.
+    static func words(atPath path: String) -> [ArraySlice<UInt8>]? {
+        guard let bytes = try? read(path: path, limit: 4096) else { return nil }
+        return bytes.split(whereSeparator: { $0 == 32 || $0 == 9 || $0 == 10 })
+    }
+
+    /// `word` as a non-negative decimal number, or nil ("max" in a cgroup file is nil).
+    static func decimal(_ word: ArraySlice<UInt8>) -> Int? {
+        if word.isEmpty || word.count > 18 { return nil }
+        var value = 0
+        for byte in word {
+            guard byte >= 48 && byte <= 57 else { return nil }
+            value = value * 10 + Int(byte - 48)
+        }
+        return value
+    }
+
+    /// The number that is the first word of the file at `path`, or nil.
+    static func number(atPath path: String) -> Int? {
+        words(atPath: path)?.first.flatMap { decimal($0) }
+    }
+
+    // MARK: Limits
+
+    /// A resource limit of this process (getrlimit(2)): soft and hard, nil for
+    /// unlimited; nil when it cannot be read.
+    static func resourceLimit(_ resource: Int32) -> (soft: Int?, hard: Int?)? {
+        var soft: UInt64 = 0, hard: UInt64 = 0
+        if rl_resource_limit(resource, &soft, &hard) != 0 { return nil }
+        func value(_ raw: UInt64) -> Int? { raw >= UInt64(Int.max) ? nil : Int(raw) }
+        return (value(soft), value(hard))
+    }
+
     /// Physical memory in MiB, or nil when sysconf cannot tell.
     static var memoryMegabytes: Int? {
         let bytes = rl_memory_bytes()
