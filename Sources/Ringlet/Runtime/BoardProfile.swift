@@ -31,7 +31,8 @@ public struct BoardProfile: Sendable {
     public var coreCapacities: [Int]
     /// The board's RAM in MiB (`memoryMegabytes`).
     public var memoryMegabytes: Int
-    /// What the runtime may use for thread stacks, the node pool and I/O buffers (`memoryBudgetBytes`).
+    /// What the runtime may use for thread stacks, the node pool, I/O buffers and
+    /// source records (`memoryBudgetBytes`).
     public var memoryBudgetBytes: Int
     /// The kernel's page size, 4096, 16384 or 65536 (`pageBytes`).
     public var pageBytes: Int
@@ -166,6 +167,9 @@ public struct MemoryPlan: Sendable, Equatable {
     public let workNodeBytes: Int
     /// `ioBufferBytes`.
     public let ioBufferBytes: Int
+    /// `sources` × `RuntimeConfiguration.bytesPerSource`: the most the source records
+    /// take when every allowed source is active (nothing is reserved up front).
+    public let sourceBytes: Int
     /// `memoryBudgetBytes`.
     public let budgetBytes: Int
 
@@ -174,12 +178,13 @@ public struct MemoryPlan: Sendable, Equatable {
         stackBytesPerThread = c.workerStackBytes == 0 ? 8 << 20 : c.workerStackBytes
         workNodeBytes = c.workNodes * MemoryLayout<WorkNode>.stride
         ioBufferBytes = c.ioBufferBytes
+        sourceBytes = c.sources * RuntimeConfiguration.bytesPerSource
         self.budgetBytes = budgetBytes
     }
 
     /// Stack address space of every runtime thread.
     public var stackBytes: Int { threads * stackBytesPerThread }
-    /// Everything the runtime may use: stacks, node pool and I/O buffers.
-    public var totalBytes: Int { stackBytes + workNodeBytes + ioBufferBytes }
+    /// Everything the runtime may use: stacks, node pool, I/O buffers and source records.
+    public var totalBytes: Int { stackBytes + workNodeBytes + ioBufferBytes + sourceBytes }
     public var fitsBudget: Bool { totalBytes <= budgetBytes }
 }

@@ -16,6 +16,8 @@ public struct RuntimeConfiguration: Sendable, Equatable {
     public var lowQoSWorkers: Int
     /// Capacity of the work-node pool (`workNodes`): pending items, queue wake-ups
     /// and contended syncs, all queues together. Submitters wait when it is full.
+    /// Default 131072 here; `derived()` and profiles size it from the memory budget
+    /// (`derivedWorkNodes`).
     public var workNodes: Int
     /// Stack size of each pool thread in bytes (`workerStackBytes`).
     public var workerStackBytes: Int
@@ -67,14 +69,11 @@ public struct RuntimeConfiguration: Sendable, Equatable {
     public var ioBufferBytes: Int
 
     /// Dispatch sources that may be active at once, all kinds together (`sources`,
-    /// 1...1048576, default 16384). Activating one more traps with the source's queue
-    /// label and this key: a leak of uncancelled sources shows at once, not as memory growth.
+    /// 1...1048576, default 16384 here; `derived()` and profiles size it from the
+    /// memory budget, `derivedSources`). Activating one more traps with the source's
+    /// queue label, this key and what raising it costs (`bytesPerSource` a source): a
+    /// leak of uncancelled sources shows at once, not as memory growth.
     public var sources: Int
-
-    /// The configuration derived from this machine: online CPUs and the defaults.
-    public static func derived() -> RuntimeConfiguration {
-        RuntimeConfiguration(cores: ThreadControl.onlineCPUs)
-    }
 
     public init(cores: Int, workersPerCore: Int = 2, reservePerCore: Int = 1,
                 lowQoSWorkers: Int? = nil, workNodes: Int = 131_072,
