@@ -1,6 +1,7 @@
 # generic: any Linux machine no other profile matches. 'derived' values are read from the
-# machine at run time (online CPUs, sysfs cpu_capacity, RAM, page size); the runtime keys
-# are the defaults, so this equals RuntimeConfiguration.derived().
+# machine at run time (online CPUs, sysfs cpu_capacity, RAM, page size); workNodes and
+# sources follow the memory budget (a quarter of the RAM); the other runtime keys are the
+# defaults, so this equals RuntimeConfiguration.derived().
 # Format and every key: Boards/README.md. The runtime carries a built-in copy of this file
 # (Sources/Ringlet/Runtime/BuiltInBoards*.swift); BoardProfileTests checks they are equal.
 
@@ -29,12 +30,12 @@ utilityNice = 5
 backgroundSchedIdle = true
 
 # Pools and scheduling
-workNodes = 131072
+workNodes = derived
 drainBatch = 64
 spinMicroseconds = 5
 deadlockGraceMilliseconds = 2000
 ringEntries = 64
-sources = 16384
+sources = derived
 
 # Timer leeway by QoS (never applied to .strict timers)
 backgroundLeewayPercent = 10

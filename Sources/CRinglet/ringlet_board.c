@@ -8,12 +8,36 @@
 #include <liburing.h>
 #include <sched.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <sys/utsname.h>
 #include <unistd.h>
 
+// The file type of what is not a regular file, as rl_read_file reports it.
+static long long rl_not_regular(mode_t mode) {
+    return -(RL_NOT_REGULAR_FILE + (long long)((mode & S_IFMT) >> 12));
+}
+
 long long rl_read_file(const char *path, unsigned char *buffer, long long capacity) {
-    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    // Look before opening: opening a FIFO blocks until a writer comes, and opening a
+    // device can act on it (a tape rewinds, a modem hangs up). Profiles, sysfs and
+    // /proc entries are all regular files.
+    struct stat before;
+    if (stat(path, &before) != 0) return -errno;
+    if (!S_ISREG(before.st_mode)) return rl_not_regular(before.st_mode);
+    // O_NONBLOCK: should the path be swapped for a FIFO between stat and open, the
+    // open returns at once and the fstat below refuses it.
+    int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
     if (fd < 0) return -errno;
+    struct stat opened;
+    if (fstat(fd, &opened) != 0) {
+        int saved = errno;
+        close(fd);
+        return -saved;
+    }
+    if (!S_ISREG(opened.st_mode)) {
+        close(fd);
+        return rl_not_regular(opened.st_mode);
+    }
     long long total = 0;
     while (total < capacity) {
         ssize_t n = read(fd, buffer + total, (size_t)(capacity - total));

@@ -232,8 +232,19 @@ static void rl_signal_handler(int signo, siginfo_t *info, void *context) {
 
 void rl_signal_set_wake_fd(int fd) { __atomic_store_n(&rl_signal_wake_fd, fd, __ATOMIC_RELEASE); }
 
+int rl_signal_class(int signo) {
+    if (signo <= 0 || signo >= RL_SIGNAL_LIMIT || signo > SIGRTMAX) return RL_SIGNAL_OUT_OF_RANGE;
+    if (signo == SIGKILL || signo == SIGSTOP) return RL_SIGNAL_UNCATCHABLE;
+    // Between the standard signals and SIGRTMIN: glibc's own (SIGCANCEL 32, SIGSETXID
+    // 33); its sigaction refuses them with EINVAL.
+    if (signo >= 32 && signo < SIGRTMIN) return RL_SIGNAL_LIBC_RESERVED;
+    return RL_SIGNAL_CATCHABLE;
+}
+
+int rl_signal_realtime_min(void) { return SIGRTMIN; }
+
 int rl_signal_is_catchable(int signo) {
-    return signo > 0 && signo < RL_SIGNAL_LIMIT && signo != SIGKILL && signo != SIGSTOP;
+    return rl_signal_class(signo) == RL_SIGNAL_CATCHABLE;
 }
 
 int rl_signal_install(int signo) {

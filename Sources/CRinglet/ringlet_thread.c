@@ -86,6 +86,22 @@ int rl_thread_start(rl_thread_entry entry, void *context, unsigned long long sta
     return 0;
 }
 
+int rl_resource_limit(int resource, unsigned long long *soft, unsigned long long *hard) {
+    int which;
+    switch (resource) {
+    case RL_LIMIT_ADDRESS_SPACE: which = RLIMIT_AS; break;
+    case RL_LIMIT_THREADS: which = RLIMIT_NPROC; break;
+    case RL_LIMIT_OPEN_FILES: which = RLIMIT_NOFILE; break;
+    case RL_LIMIT_STACK: which = RLIMIT_STACK; break;
+    default: return -EINVAL;
+    }
+    struct rlimit limit;
+    if (getrlimit(which, &limit) != 0) return -errno;
+    *soft = limit.rlim_cur == RLIM_INFINITY ? ~0ULL : (unsigned long long)limit.rlim_cur;
+    *hard = limit.rlim_max == RLIM_INFINITY ? ~0ULL : (unsigned long long)limit.rlim_max;
+    return 0;
+}
+
 int rl_thread_id(void) { return (int)syscall(SYS_gettid); }
 int rl_process_id(void) { return (int)getpid(); }
 

@@ -107,7 +107,8 @@ struct BoardCommand: ParsableCommand {
         print("  pools: \(c.workNodes) work nodes, \(c.ioRequests) I/O requests (\(c.ioQueueDepth) per channel, "
             + "chunks of \(c.ioChunkBytes) bytes)")
         print("  memory: stacks \(plan.threads) × \(plan.stackBytesPerThread) = \(mib(plan.stackBytes)), node pool "
-            + "\(mib(plan.workNodeBytes)), I/O buffers \(mib(plan.ioBufferBytes))")
+            + "\(mib(plan.workNodeBytes)), I/O buffers \(mib(plan.ioBufferBytes)), sources \(c.sources) × "
+            + "\(RuntimeConfiguration.bytesPerSource) = \(mib(plan.sourceBytes))")
         let percent = plan.budgetBytes > 0 ? plan.totalBytes * 100 / plan.budgetBytes : 0
         print("  total \(mib(plan.totalBytes)) of the \(mib(plan.budgetBytes)) budget (\(percent)%)")
     }

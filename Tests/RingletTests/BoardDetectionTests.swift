@@ -64,7 +64,8 @@ final class FakeMachine {
         let facts = machine.facts
         let selection = try BoardSelection.choose(board: nil, boardsDirectory: nil, machine: facts)
         #expect(selection.profile.board == "generic")
-        #expect(selection.profile.configuration == RuntimeConfiguration(cores: facts.onlineCPUs))
+        #expect(selection.profile.configuration
+                    == RuntimeConfiguration.derived(cores: facts.onlineCPUs, memoryMegabytes: facts.memoryMegabytes))
         #expect(selection.reason.contains("matches no profile's model") && selection.reason.contains("generic"))
         let bare = try FakeMachine(model: nil, capacities: [])
         let none = try BoardSelection.choose(board: nil, boardsDirectory: nil, machine: bare.facts)

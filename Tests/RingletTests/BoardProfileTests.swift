@@ -75,23 +75,26 @@ func profileError(_ lines: [String], machine: MachineFacts = testMachine) -> Boa
         let machine = MachineFacts(onlineCPUs: 3, coreCapacities: [1024, 1024, 1024], memoryMegabytes: 800,
                                    pageBytes: 16384)
         let generic = try BoardProfile.named("generic", machine: machine)
-        #expect(generic.configuration == RuntimeConfiguration(cores: 3))
+        #expect(generic.configuration == RuntimeConfiguration.derived(cores: 3, memoryMegabytes: 800))
+        // The pools follow the budget (200 MiB): a 32nd of it each, rounded down to a power of two.
+        #expect(generic.configuration.workNodes == 131_072 && generic.configuration.sources == 4096)
         #expect(generic.memoryMegabytes == 800 && generic.pageBytes == 16384 && generic.qemuMemory == "800M")
         #expect(generic.memoryBudgetBytes == (800 << 20) / 4)
-        #expect(generic.origin(of: .cores) == .derived(line: 23))
+        #expect(generic.origin(of: .cores) == .derived(line: 24))
         // On this machine it is what `RuntimeConfiguration.derived()` was before profiles.
         #expect(try BoardProfile.named("generic").configuration == RuntimeConfiguration.derived())
     }
 
     @Test func absentKeysTakeTheDefaults() throws {
         let profile = try BoardProfile.parse("# only a comment\n\ncores = 2\n", file: "test.profile", machine: testMachine)
-        #expect(profile.configuration == RuntimeConfiguration(cores: 2))
+        // The pools follow the memory budget, the other keys take RuntimeConfiguration's defaults.
+        #expect(profile.configuration == RuntimeConfiguration.derived(cores: 2, memoryMegabytes: 2048))
         #expect(profile.origin(of: .cores) == .file(line: 3))
         #expect(profile.origin(of: .workNodes) == .default)
         #expect(profile.board == "test" && profile.coreCapacities == [1024, 1024])
         #expect(profile.memoryMegabytes == 2048 && profile.qemuMemory == "2048M")
         let empty = try BoardProfile.parse("", file: "empty.profile", machine: testMachine)
-        #expect(empty.configuration == RuntimeConfiguration(cores: 4))
+        #expect(empty.configuration == RuntimeConfiguration.derived(cores: 4, memoryMegabytes: 2048))
     }
 
     @Test func valuesMayHaveUnderscoresCommentsAndCarriageReturns() throws {
@@ -120,7 +123,7 @@ func profileError(_ lines: [String], machine: MachineFacts = testMachine) -> Boa
             ("qemuMemory = lots", "qemuMemory", "expects a size for qemu's -m"),
             ("qemuCPU = cortex a53", "qemuCPU", "expects one word"),
             ("board =", "board", "expects a value (got nothing)"),
-            ("workNodes = derived", "workNodes", "does not accept 'derived'"),
+            ("drainBatch = derived", "drainBatch", "does not accept 'derived'"),
             ("ringEntries = 1_", "ringEntries", "expects an integer"),
         ]
         for (line, key, reason) in cases {
@@ -180,11 +183,12 @@ func profileError(_ lines: [String], machine: MachineFacts = testMachine) -> Boa
         #expect(ram.kind == .contradiction && ram.line == 2 && ram.key == "memoryBudgetBytes")
         #expect(ram.reason.contains("more than the board's RAM"))
 
-        // 13 threads × 512 KiB + 131072 × 48 + 16 MiB = 29884416 bytes > 16 MiB.
+        // 13 threads × 512 KiB + 8192 × 48 + 16 MiB + 512 × 1024 = 24510464 bytes > 16 MiB
+        // (the pools follow the 16 MiB budget: a 32nd each).
         let budget = try #require(profileError(["cores = 4", "memoryBudgetBytes = 16777216"]))
         #expect(budget.kind == .contradiction && budget.line == 2 && budget.key == "memoryBudgetBytes")
-        for term in ["needs 29884416", "(8 workers + 4 reserve + 1 manager) × 'workerStackBytes' 524288 = 6815744",
-                     "'workNodes' 131072 × 48 = 6291456", "'ioBufferBytes' = 16777216",
+        for term in ["needs 24510464", "(8 workers + 4 reserve + 1 manager) × 'workerStackBytes' 524288 = 6815744",
+                     "'workNodes' 8192 × 48 = 393216", "'ioBufferBytes' = 16777216", "'sources' 512 × 1024 = 524288",
                      "lower 'ioBufferBytes' (the largest term) or raise 'memoryBudgetBytes'"] {
             #expect(budget.reason.contains(term), "\(budget)")
         }

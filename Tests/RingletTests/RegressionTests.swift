@@ -195,7 +195,8 @@ import Testing
 
     /// `Runtime.start(configuration:)` is documented to throw `.threadCreationFailed`;
     /// it traps instead (the failure is only recorded inside `Runtime.shared`'s
-    /// initialiser, which then calls `ringletMisuse`).
+    /// initialiser, which then calls `ringletMisuse`). And the error blamed
+    /// RLIMIT_NPROC when RLIMIT_AS had refused the stacks.
     @Test func startThrowsWhenAThreadIsRefused() async {
         // The child traps with "Ringlet: the runtime could not start: could not create
         // pool thread N of 128: EAGAIN ..." instead of returning the error.
@@ -287,8 +288,13 @@ enum RegressionScenarios {
             try Runtime.start(configuration: configuration)
             Issue.record("started 128 threads of 64 MiB under a small RLIMIT_AS")
         } catch {
-            if case .threadCreationFailed = error { return }
-            Issue.record("unexpected error \(error)")
+            guard case .threadCreationFailed = error else { Issue.record("unexpected error \(error)"); return }
+            // Memory for the stacks ran out, not the thread limit: the message says
+            // which limit, and the keys to change with their values.
+            let text = error.description
+            #expect(text.contains("the address-space limit RLIMIT_AS is \(limit) bytes"), "\(text)")
+            #expect(text.contains("'workerStackBytes' (67108864)") && text.contains("'workersPerCore' (16)"), "\(text)")
+            #expect(!text.contains("RLIMIT_NPROC"), "\(text)")
         }
     }
 

@@ -24,6 +24,34 @@ import Testing
         let text = result?.standardErrorText ?? ""
         #expect(text.contains("timer source (queue 'test.sources.full') would make 4 active dispatch sources"), "\(text)")
         #expect(text.contains("the board profile key 'sources' allows 3"), "\(text)")
+        // What raising it costs.
+        #expect(text.contains("each further active source uses about 1024 bytes"), "\(text)")
+        #expect(text.contains("'sources' = 6 would allow up to 3072 bytes more"), "\(text)")
+    }
+
+    // MARK: The default follows the memory
+
+    @Test func theDerivedBoundFollowsTheMemoryBudget() throws {
+        let big = try BoardProfile.named("generic", machine: MachineFacts(onlineCPUs: 8, memoryMegabytes: 24 * 1024))
+        #expect(big.configuration.sources == 131_072 && big.configuration.workNodes == 4_194_304)
+        #expect(big.origin(of: .sources) == .derived(line: 38) && big.memoryPlan.fitsBudget)
+        let small = try BoardProfile.named("generic", machine: MachineFacts(onlineCPUs: 4, memoryMegabytes: 512))
+        #expect(small.configuration.sources == 4096 && small.configuration.workNodes == 65536)
+        #expect(RuntimeConfiguration.derived(cores: 8, memoryMegabytes: 24 * 1024) == big.configuration)
+        #expect(RuntimeConfiguration.derived(cores: 4, memoryMegabytes: 512) == small.configuration)
+    }
+
+    /// 25,001 timer sources on the generic profile of a 24 GB machine trapped:
+    /// "'sources' allows 16384". Dispatch has no such cap; the derived bound grows
+    /// with the memory.
+    @Test func twentyFiveThousandTimersFitTheGenericProfileOfA24GBMachine() async {
+        await #expect(processExitsWith: .success) { SourceCapacityScenarios.manyTimers() }
+    }
+
+    /// `bytesPerSource`, which the trap and the memory budget use, is what an active
+    /// source costs: resident memory grows by at most that much per source.
+    @Test func anActiveSourceCostsAtMostBytesPerSource() async {
+        await #expect(processExitsWith: .success) { SourceCapacityScenarios.measureBytesPerSource() }
     }
 }
 
@@ -61,5 +89,59 @@ enum SourceCapacityScenarios {
         let timer = DispatchSource.makeTimerSource(queue: queue)
         timer.schedule(deadline: .now() + 60)
         timer.activate()  // traps
+    }
+}
+
+extension SourceCapacityScenarios {
+    static func manyTimers() {
+        do {
+            let machine = MachineFacts(onlineCPUs: 2, memoryMegabytes: 24 * 1024)
+            try Runtime.start(profile: BoardProfile.named("generic", machine: machine))
+        } catch {
+            Issue.record("start: \(error)")
+            return
+        }
+        let queue = DispatchQueue(label: "test.sources.many")
+        var timers: [DispatchSourceTimer] = []
+        for _ in 0..<25_001 {
+            let timer = DispatchSource.makeTimerSource(queue: queue)
+            timer.schedule(deadline: .now() + 600)
+            timer.activate()
+            timers.append(timer)
+        }
+        #expect(RuntimeParts.shared.manager.takeUnretainedValue().activeSources.load(ordering: .relaxed) == 25_001)
+        timers.forEach { $0.cancel() }
+    }
+
+    /// Resident memory of the process (/proc/self/statm), in bytes.
+    static var residentBytes: Int {
+        let words = MachineFiles.words(atPath: "/proc/self/statm") ?? []
+        return words.count > 1 ? (MachineFiles.decimal(words[1]) ?? 0) * MachineFiles.pageBytes : 0
+    }
+
+    static func measureBytesPerSource() {
+        startRuntime(RuntimeConfiguration(cores: 2, workNodes: 1 << 20, sources: 1 << 17))
+        let queue = DispatchQueue(label: "test.sources.cost")
+        var timers: [DispatchSourceTimer] = []
+        timers.reserveCapacity(41_000)
+        func activate(_ count: Int) {
+            for _ in 0..<count {
+                let timer = DispatchSource.makeTimerSource(queue: queue)
+                timer.schedule(deadline: .now() + 600)
+                timer.setEventHandler {}
+                timer.activate()
+                timers.append(timer)
+            }
+        }
+        let manager = RuntimeParts.shared.manager.takeUnretainedValue()
+        activate(1000)  // the manager's tables and the heap warmed up
+        #expect(eventually { manager.counters.armedTimers >= 1000 })
+        let before = residentBytes
+        activate(40_000)
+        #expect(eventually { manager.counters.armedTimers >= 41_000 })
+        let perSource = (residentBytes - before) / 40_000
+        #expect(perSource <= RuntimeConfiguration.bytesPerSource * 5 / 4,
+                "an active timer source costs \(perSource) bytes, 'bytesPerSource' says \(RuntimeConfiguration.bytesPerSource)")
+        timers.forEach { $0.cancel() }
     }
 }

@@ -44,3 +44,40 @@ import Testing
         #expect(text.contains("only timer sources"), "\(text)")
     }
 }
+
+/// Signal numbers and process ids a source cannot watch are refused when the source
+/// is made, naming the number, the queue and what to use instead.
+@Suite struct SourceArgumentTests {
+    @Test(arguments: [Int32(32), 33])
+    func glibcsOwnSignalsAreRefusedNamingSIGRTMIN(_ signal: Int32) async {
+        let result = await #expect(processExitsWith: .signal(sigabrt), observing: [\.standardErrorContent]) { [signal] in
+            _ = DispatchSource.makeSignalSource(signal: signal, queue: DispatchQueue(label: "test.misuse.sigreserved"))
+        }
+        let text = result?.standardErrorText ?? ""
+        #expect(text.contains("makeSignalSource(signal: \(signal)) for queue 'test.misuse.sigreserved'"), "\(text)")
+        #expect(text.contains("reserved by glibc"), "\(text)")
+        #expect(text.contains("use SIGRTMIN (34) or a later real-time signal"), "\(text)")
+    }
+
+    @Test(arguments: [(Int32(19), "SIGSTOP, which no process can catch"), (0, "0 is not a signal number"),
+                      (65, "65 is not a signal number: Linux signals are 1...64")])
+    func otherSignalsThatCannotBeWatchedSayWhy(_ signal: Int32, _ why: String) async {
+        let result = await #expect(processExitsWith: .signal(sigabrt), observing: [\.standardErrorContent]) { [signal] in
+            _ = DispatchSource.makeSignalSource(signal: signal, queue: DispatchQueue(label: "test.misuse.signal"))
+        }
+        let text = result?.standardErrorText ?? ""
+        #expect(text.contains("makeSignalSource(signal: \(signal)) for queue 'test.misuse.signal'"), "\(text)")
+        #expect(text.contains(why), "\(text)")
+    }
+
+    @Test(arguments: [Int32(0), -1])
+    func aProcessSourceForPidZeroOrBelowIsRefused(_ pid: Int32) async {
+        let result = await #expect(processExitsWith: .signal(sigabrt), observing: [\.standardErrorContent]) { [pid] in
+            _ = DispatchSource.makeProcessSource(identifier: pid, eventMask: .exit,
+                                                 queue: DispatchQueue(label: "test.misuse.pid"))
+        }
+        let text = result?.standardErrorText ?? ""
+        #expect(text.contains("makeProcessSource(identifier: \(pid)) for queue 'test.misuse.pid'"), "\(text)")
+        #expect(text.contains("\(pid) is not a process id"), "\(text)")
+    }
+}

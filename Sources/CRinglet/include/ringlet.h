@@ -95,6 +95,15 @@ int rl_process_thread_count(void);
 /// whose name starts with `name_prefix` ("" for all), from /proc/self/task/*/status;
 /// -errno when /proc is unreadable.
 long long rl_context_switches(const char *name_prefix);
+/// Resources for rl_resource_limit (mapped to RLIMIT_* in C, which differ between
+/// architectures).
+#define RL_LIMIT_ADDRESS_SPACE 0   /* RLIMIT_AS */
+#define RL_LIMIT_THREADS 1         /* RLIMIT_NPROC: threads of the user, all processes */
+#define RL_LIMIT_OPEN_FILES 2      /* RLIMIT_NOFILE */
+#define RL_LIMIT_STACK 3           /* RLIMIT_STACK: glibc's default thread stack */
+/// getrlimit(2): the soft and hard limits of `resource` (RL_LIMIT_*), ~0ULL for
+/// unlimited. 0 or -errno.
+int rl_resource_limit(int resource, unsigned long long *soft, unsigned long long *hard);
 /// Gives up the CPU (sched_yield(2)).
 void rl_thread_yield(void);
 
@@ -263,8 +272,16 @@ long long rl_inotify_take(int ifd);
 
 /// The eventfd Ringlet's signal handler writes to wake the manager (-1: none).
 void rl_signal_set_wake_fd(int fd);
-/// 1 when `signo` can have a handler (not SIGKILL or SIGSTOP, below RL_SIGNAL_LIMIT).
+/// 1 when `signo` can have a handler (rl_signal_class says RL_SIGNAL_CATCHABLE).
 int rl_signal_is_catchable(int signo);
+/// What `signo` is to a signal source: RL_SIGNAL_CATCHABLE, or why it cannot be watched.
+#define RL_SIGNAL_CATCHABLE 0
+#define RL_SIGNAL_OUT_OF_RANGE 1    /* not 1...SIGRTMAX (64) */
+#define RL_SIGNAL_UNCATCHABLE 2     /* SIGKILL or SIGSTOP */
+#define RL_SIGNAL_LIBC_RESERVED 3   /* 32 and 33: glibc's own, below SIGRTMIN */
+int rl_signal_class(int signo);
+/// SIGRTMIN as the C library defines it at run time (34 with glibc).
+int rl_signal_realtime_min(void);
 /// Installs Ringlet's handler for `signo`: it counts the signal, wakes the manager
 /// and then calls the handler that was installed before (which keeps working).
 int rl_signal_install(int signo);
@@ -321,10 +338,22 @@ void rl_munmap(void *pointer, unsigned long long length);
 
 // MARK: Boards and placement (ringlet_board.c)
 
-/// Reads up to `capacity` bytes of the file at `path` into `buffer` (open(2) +
-/// read(2) until end of file or `capacity`, retrying EINTR). Returns the bytes read,
-/// or -errno (-ENOENT: no such file). A return of `capacity` may mean the file is longer.
+/// Reads up to `capacity` bytes of the regular file at `path` into `buffer` (open(2)
+/// with O_NONBLOCK + read(2) until end of file or `capacity`, retrying EINTR); never
+/// blocks. Returns the bytes read, or -errno (-ENOENT: no such file), or, for what is
+/// not a regular file (a FIFO, device, directory or socket; sysfs and /proc entries
+/// are regular), -(RL_NOT_REGULAR_FILE + its type): see RL_FILE_TYPE_*. A return of
+/// `capacity` may mean the file is longer.
 long long rl_read_file(const char *path, unsigned char *buffer, long long capacity);
+/// Above every errno: rl_read_file's refusal of a file that is not regular.
+#define RL_NOT_REGULAR_FILE 0x10000
+/// File types (st_mode's S_IFMT >> 12, as the kernel defines them).
+#define RL_FILE_TYPE_FIFO 1
+#define RL_FILE_TYPE_CHARACTER_DEVICE 2
+#define RL_FILE_TYPE_DIRECTORY 4
+#define RL_FILE_TYPE_BLOCK_DEVICE 6
+#define RL_FILE_TYPE_SYMBOLIC_LINK 10
+#define RL_FILE_TYPE_SOCKET 12
 /// Physical memory in bytes (sysconf _SC_PHYS_PAGES × _SC_PAGESIZE), or -errno.
 long long rl_memory_bytes(void);
 /// The page size in bytes (sysconf _SC_PAGESIZE).

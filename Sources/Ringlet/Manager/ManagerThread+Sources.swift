@@ -92,8 +92,8 @@ extension ManagerThread {
                         + "existed); delivering .exit now")
                     if mask.contains(.exit) { return DispatchSource.ProcessEvent.exit.rawValue }
                 } else {
-                    ringletWarning("\(source.name): pidfd_open failed (\(error.name)); Linux 5.3 or later is "
-                        + "needed for process sources. The source will never fire")
+                    ringletWarning("\(source.name): pidfd_open failed (\(error.name)): "
+                        + Self.pidfdRefusal(error, pid: pid) + ". The source will never fire")
                 }
                 return 0
             }
@@ -120,6 +120,19 @@ extension ManagerThread {
             break
         }
         return 0
+    }
+
+    /// What a pidfd_open(2) error means and what to do. Only ENOSYS means an old
+    /// kernel; pids ≤ 0 were refused by `makeProcessSource`.
+    static func pidfdRefusal(_ error: Errno, pid: Int32, limits: () -> ProcessLimits = { .current() }) -> String {
+        if error == .notImplemented {
+            return "this kernel has no pidfd_open, which process sources need (Linux 5.3 or later)"
+        }
+        if let advice = limits().openFilesAdvice(for: error) { return "a pidfd is a descriptor, and " + advice }
+        if error == .invalidArgument {
+            return "the kernel refused pid \(pid) (EINVAL: not a process id it accepts)"
+        }
+        return "the kernel refused a pidfd for pid \(pid) with \(error.name) (errno \(error.rawValue))"
     }
 
     /// Applies a timer source's current schedule (replacing the armed one).

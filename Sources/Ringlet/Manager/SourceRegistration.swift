@@ -47,9 +47,13 @@ extension ManagerThread {
         let active = activeSources.wrappingAdd(1, ordering: .relaxed).newValue
         if active > capacity {
             activeSources.wrappingSubtract(1, ordering: .relaxed)
+            let perSource = RuntimeConfiguration.bytesPerSource
             ringletMisuse("activating the \(source.name) would make \(active) active dispatch sources, but the board "
                 + "profile key 'sources' allows \(capacity); cancel sources that are no longer needed, or raise "
-                + "'sources' in the board profile (RuntimeConfiguration.sources)")
+                + "'sources' in the board profile (RuntimeConfiguration.sources). Raising it reserves nothing: each "
+                + "further active source uses about \(perSource) bytes (the source, its serial queue and the manager's "
+                + "registration, plus what its handlers capture), so 'sources' = \(capacity * 2) would allow up to "
+                + "\(capacity * perSource) bytes more; the board's 'memoryBudgetBytes' counts 'sources' × \(perSource)")
         }
     }
 

@@ -16,14 +16,11 @@ extension BoardProfileParser {
         let memory = machine.memoryMegabytes
         return BoardProfile(
             file: file, board: stem(of: file), model: "", coreCapacities: capacities, memoryMegabytes: memory,
-            memoryBudgetBytes: BoardProfileParser.derivedBudget(memoryMegabytes: memory), pageBytes: machine.pageBytes,
+            memoryBudgetBytes: RuntimeConfiguration.derivedBudget(memoryMegabytes: memory), pageBytes: machine.pageBytes,
             minimumKernel: "5.10", crossTarget: MachineFacts.hostTarget, qemuMachine: "virt", qemuCPU: "max",
             qemuMemory: "\(memory)M", configuration: RuntimeConfiguration(cores: cores),
             lines: lines, derivedKeys: [Bool](repeating: false, count: BoardProfileKey.allCases.count))
     }
-
-    /// A quarter of the RAM: room for the runtime without crowding the program.
-    static func derivedBudget(memoryMegabytes: Int) -> Int { (memoryMegabytes << 20) / 4 }
 
     /// `raspberry-pi-4` for `Boards/raspberry-pi-4.profile` and `built-in raspberry-pi-4`.
     private func stem(of file: String) -> String {
@@ -109,12 +106,19 @@ extension BoardProfileParser {
     func check(_ p: inout BoardProfile) throws(BoardProfileError) {
         // Keys that follow the RAM when the file leaves them to the machine.
         if case .default = p.origin(of: .memoryBudgetBytes) {
-            p.memoryBudgetBytes = BoardProfileParser.derivedBudget(memoryMegabytes: p.memoryMegabytes)
+            p.memoryBudgetBytes = RuntimeConfiguration.derivedBudget(memoryMegabytes: p.memoryMegabytes)
         } else if case .derived = p.origin(of: .memoryBudgetBytes) {
-            p.memoryBudgetBytes = BoardProfileParser.derivedBudget(memoryMegabytes: p.memoryMegabytes)
+            p.memoryBudgetBytes = RuntimeConfiguration.derivedBudget(memoryMegabytes: p.memoryMegabytes)
         }
         if lines[BoardProfileKey.qemuMemory.rawValue] == 0 || p.derivedKeys[BoardProfileKey.qemuMemory.rawValue] {
             p.qemuMemory = "\(p.memoryMegabytes)M"
+        }
+        // The pools follow the budget, whether the machine's or the file's.
+        if lines[BoardProfileKey.workNodes.rawValue] == 0 || p.derivedKeys[BoardProfileKey.workNodes.rawValue] {
+            p.configuration.workNodes = RuntimeConfiguration.derivedWorkNodes(budgetBytes: p.memoryBudgetBytes)
+        }
+        if lines[BoardProfileKey.sources.rawValue] == 0 || p.derivedKeys[BoardProfileKey.sources.rawValue] {
+            p.configuration.sources = RuntimeConfiguration.derivedSources(budgetBytes: p.memoryBudgetBytes)
         }
         do throws(RuntimeError) {
             try p.configuration.validate()
@@ -137,7 +141,7 @@ extension BoardProfileParser {
         if !plan.fitsBudget {
             let c = p.configuration
             let terms: [(BoardProfileKey, Int)] = [(.workerStackBytes, plan.stackBytes), (.workNodes, plan.workNodeBytes),
-                                                   (.ioBufferBytes, plan.ioBufferBytes)]
+                                                   (.ioBufferBytes, plan.ioBufferBytes), (.sources, plan.sourceBytes)]
             var largest = terms[0]
             for term in terms where term.1 > largest.1 { largest = term }
             let line = lines[BoardProfileKey.memoryBudgetBytes.rawValue] > 0
@@ -147,8 +151,9 @@ extension BoardProfileParser {
                             + "(\(c.workers) workers + \(c.reserve) reserve + 1 manager) × 'workerStackBytes' "
                             + "\(plan.stackBytesPerThread) = \(plan.stackBytes), node pool 'workNodes' \(c.workNodes) × "
                             + "\(MemoryLayout<WorkNode>.stride) = \(plan.workNodeBytes), I/O buffers 'ioBufferBytes' = "
-                            + "\(plan.ioBufferBytes); lower '\(largest.0.name)' (the largest term) or raise "
-                            + "'memoryBudgetBytes'")
+                            + "\(plan.ioBufferBytes), source records 'sources' \(c.sources) × "
+                            + "\(RuntimeConfiguration.bytesPerSource) = \(plan.sourceBytes); lower '\(largest.0.name)' "
+                            + "(the largest term) or raise 'memoryBudgetBytes'")
         }
     }
 

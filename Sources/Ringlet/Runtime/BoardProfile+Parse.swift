@@ -111,7 +111,8 @@ struct BoardProfileParser {
         if "derived".utf8.elementsEqual(raw) {
             if key.acceptsDerived { return .derived }
             throw error(.wrongType, line, key.name, "does not accept 'derived' (only cores, lowQoSWorkers, coreCapacities, "
-                + "memoryMegabytes, memoryBudgetBytes, pageBytes, crossTarget and qemuMemory come from the machine)")
+                + "memoryMegabytes, memoryBudgetBytes, pageBytes, crossTarget, qemuMemory, and workNodes and sources "
+                + "from the memory budget, come from the machine)")
         }
         switch key.kind {
         case .integer:

@@ -31,7 +31,8 @@ public struct BoardProfile: Sendable {
     public var coreCapacities: [Int]
     /// The board's RAM in MiB (`memoryMegabytes`).
     public var memoryMegabytes: Int
-    /// What the runtime may use for thread stacks, the node pool and I/O buffers (`memoryBudgetBytes`).
+    /// What the runtime may use for thread stacks, the node pool, I/O buffers and
+    /// source records (`memoryBudgetBytes`).
     public var memoryBudgetBytes: Int
     /// The kernel's page size, 4096, 16384 or 65536 (`pageBytes`).
     public var pageBytes: Int
@@ -119,16 +120,24 @@ public struct BoardProfile: Sendable {
     }
 
     /// Reads and parses the profile file at `path`. Throws `.unreadable` naming the
-    /// path and the errno when it cannot be read.
+    /// path and the errno when it cannot be read, or what it is when it is not a
+    /// regular file (a FIFO is refused, never waited on).
     public static func load(path: String, machine: MachineFacts = .current()) throws(BoardProfileError) -> BoardProfile {
         let bytes: [UInt8]
-        do throws(Errno) {
+        do throws(MachineFiles.ReadError) {
             bytes = try MachineFiles.read(path: path)
         } catch {
-            let why = error == Errno(rawValue: 27)
-                ? "is longer than \(MachineFiles.maximumFileBytes) bytes; a profile is a short text file"
-                : "cannot be read (\(error.name)); check the path"
-            throw BoardProfileError(.unreadable, file: path, line: 0, key: "", reason: "the profile file " + why)
+            let reason: String
+            switch error {
+            case .tooLong(let limit):
+                reason = "the profile file is longer than \(limit) bytes; a profile is a short text file"
+            case .notRegular(let what):
+                reason = "is \(what), not a profile file; give the path of a regular .profile file (Boards/README.md "
+                    + "describes them) or the name of a built-in board"
+            case .failed(let errno):
+                reason = "the profile file cannot be read (\(errno.name)); check the path"
+            }
+            throw BoardProfileError(.unreadable, file: path, line: 0, key: "", reason: reason)
         }
         var parser = BoardProfileParser(bytes: bytes, file: path, machine: machine)
         return try parser.parse()
@@ -158,6 +167,9 @@ public struct MemoryPlan: Sendable, Equatable {
     public let workNodeBytes: Int
     /// `ioBufferBytes`.
     public let ioBufferBytes: Int
+    /// `sources` × `RuntimeConfiguration.bytesPerSource`: the most the source records
+    /// take when every allowed source is active (nothing is reserved up front).
+    public let sourceBytes: Int
     /// `memoryBudgetBytes`.
     public let budgetBytes: Int
 
@@ -166,12 +178,13 @@ public struct MemoryPlan: Sendable, Equatable {
         stackBytesPerThread = c.workerStackBytes == 0 ? 8 << 20 : c.workerStackBytes
         workNodeBytes = c.workNodes * MemoryLayout<WorkNode>.stride
         ioBufferBytes = c.ioBufferBytes
+        sourceBytes = c.sources * RuntimeConfiguration.bytesPerSource
         self.budgetBytes = budgetBytes
     }
 
     /// Stack address space of every runtime thread.
     public var stackBytes: Int { threads * stackBytesPerThread }
-    /// Everything the runtime may use: stacks, node pool and I/O buffers.
-    public var totalBytes: Int { stackBytes + workNodeBytes + ioBufferBytes }
+    /// Everything the runtime may use: stacks, node pool, I/O buffers and source records.
+    public var totalBytes: Int { stackBytes + workNodeBytes + ioBufferBytes + sourceBytes }
     public var fitsBudget: Bool { totalBytes <= budgetBytes }
 }

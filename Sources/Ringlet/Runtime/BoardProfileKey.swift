@@ -74,11 +74,12 @@ public enum BoardProfileKey: Int, CaseIterable, Sendable {
     }
 
     /// Keys whose default comes from the machine also accept the value `derived`,
-    /// which says so explicitly (the `generic` profile uses it).
+    /// which says so explicitly (the `generic` profile uses it). `workNodes` and
+    /// `sources` follow the memory budget (`RuntimeConfiguration.derivedWorkNodes`).
     public var acceptsDerived: Bool {
         switch self {
         case .cores, .lowQoSWorkers, .coreCapacities, .memoryMegabytes, .memoryBudgetBytes, .pageBytes, .crossTarget,
-             .qemuMemory:
+             .qemuMemory, .workNodes, .sources:
             return true
         default:
             return false

@@ -37,9 +37,12 @@ public struct MachineFacts: Sendable {
         // The device tree stores the model NUL-terminated; some firmware adds a newline.
         while let last = model.last, last == 0 || last == 10 || last == 32 { model.removeLast() }
         return MachineFacts(onlineCPUs: max(1, ThreadControl.onlineCPUs), coreCapacities: capacities,
-                            memoryMegabytes: max(16, MachineFiles.memoryMegabytes ?? 1024),
+                            memoryMegabytes: currentMemoryMegabytes,
                             pageBytes: MachineFiles.pageBytes, deviceTreeModel: String(decoding: model, as: UTF8.self))
     }
+
+    /// This machine's RAM in MiB (1024 when sysconf cannot tell).
+    static var currentMemoryMegabytes: Int { max(16, MachineFiles.memoryMegabytes ?? 1024) }
 
     /// A sysfs number: digits, then optionally a newline.
     private static func decimal(_ bytes: [UInt8]) -> Int? {

@@ -64,8 +64,16 @@ public final class Runtime: @unchecked Sendable {
                                  profile: BoardProfile?) throws(RuntimeError) -> Runtime {
         ForkGuard.install()
         let runtime = try Runtime(configuration: configuration, profile: profile)
-        try runtime.manager.start()
-        try runtime.scheduler.start()
+        do throws(RuntimeError) {
+            try runtime.manager.start()
+        } catch {
+            throw error.explained(for: configuration, poolFailed: false)
+        }
+        do throws(RuntimeError) {
+            try runtime.scheduler.start()
+        } catch {
+            throw error.explained(for: configuration, poolFailed: true)
+        }
         return runtime
     }
 

@@ -16,6 +16,8 @@ public struct RuntimeConfiguration: Sendable, Equatable {
     public var lowQoSWorkers: Int
     /// Capacity of the work-node pool (`workNodes`): pending items, queue wake-ups
     /// and contended syncs, all queues together. Submitters wait when it is full.
+    /// Default 131072 here; `derived()` and profiles size it from the memory budget
+    /// (`derivedWorkNodes`).
     public var workNodes: Int
     /// Stack size of each pool thread in bytes (`workerStackBytes`).
     public var workerStackBytes: Int
@@ -67,14 +69,11 @@ public struct RuntimeConfiguration: Sendable, Equatable {
     public var ioBufferBytes: Int
 
     /// Dispatch sources that may be active at once, all kinds together (`sources`,
-    /// 1...1048576, default 16384). Activating one more traps with the source's queue
-    /// label and this key: a leak of uncancelled sources shows at once, not as memory growth.
+    /// 1...1048576, default 16384 here; `derived()` and profiles size it from the
+    /// memory budget, `derivedSources`). Activating one more traps with the source's
+    /// queue label, this key and what raising it costs (`bytesPerSource` a source): a
+    /// leak of uncancelled sources shows at once, not as memory growth.
     public var sources: Int
-
-    /// The configuration derived from this machine: online CPUs and the defaults.
-    public static func derived() -> RuntimeConfiguration {
-        RuntimeConfiguration(cores: ThreadControl.onlineCPUs)
-    }
 
     public init(cores: Int, workersPerCore: Int = 2, reservePerCore: Int = 1,
                 lowQoSWorkers: Int? = nil, workNodes: Int = 131_072,
@@ -180,12 +179,24 @@ public struct RuntimeConfiguration: Sendable, Equatable {
 
 /// Why the runtime could not start or a request was refused.
 public enum RuntimeError: Error, CustomStringConvertible {
+    /// The same error with a thread refusal explained against `configuration`: which
+    /// limit refused the thread, and the keys to change (`ThreadRefusal`). The manager
+    /// is created first, so `created` counts it when the pool failed.
+    func explained(for configuration: RuntimeConfiguration, poolFailed: Bool) -> RuntimeError {
+        guard case .threadCreationFailed(let created, let wanted, let errno, nil) = self else { return self }
+        let refusal = ThreadRefusal(errno: errno, created: poolFailed ? created + 1 : 0, configuration: configuration,
+                                    limits: .current())
+        return .threadCreationFailed(created: created, wanted: wanted, errno: errno, refusal: refusal)
+    }
+
     /// A configuration key holds a value the runtime cannot use.
     case invalidConfiguration(key: String, reason: String)
     /// `Runtime.start(configuration:)` after the runtime had started.
     case alreadyStarted
-    /// The system refused to create a pool thread.
-    case threadCreationFailed(created: Int, wanted: Int, errno: Errno)
+    /// The system refused to create a pool thread (`created` of `wanted` were made).
+    /// `refusal`, filled in by `Runtime.start`, tells which limit refused it and the
+    /// keys to change.
+    case threadCreationFailed(created: Int, wanted: Int, errno: Errno, refusal: ThreadRefusal? = nil)
     /// The manager could not create its io_uring (the payload names cause and fix).
     case ioUringUnavailable(RingUnavailable)
     /// The manager could not create its wake-up eventfd.
@@ -204,16 +215,21 @@ public enum RuntimeError: Error, CustomStringConvertible {
         case .ioUringUnavailable(let refusal):
             return refusal.description
         case .eventfdUnavailable(let errno):
-            return "the manager thread could not create its eventfd: \(errno.name); raise the open-files limit "
-                + "(RLIMIT_NOFILE) if it is exhausted"
+            let advice = ProcessLimits.current().openFilesAdvice(for: errno).map { ": an eventfd is a descriptor, and " + $0 }
+            return "the manager thread could not create its eventfd: \(errno.name)" + (advice ?? "")
         case .memoryRefused(let key, let value, let bytes, let limit):
             let limitText = limit < 0 ? "no address-space limit is set, so memory itself ran short"
                 : "the address-space limit (RLIMIT_AS, `ulimit -v`) is \(limit) bytes"
             return "the system refused \(bytes) bytes for the pool sized by configuration key '\(key)' "
                 + "(\(value) records): \(limitText). Lower '\(key)' in the board profile, or raise the limit"
-        case .threadCreationFailed(let created, let wanted, let errno):
-            return "could not create pool thread \(created + 1) of \(wanted): \(errno.name); lower "
-                + "'workersPerCore'/'reservePerCore' or 'workerStackBytes', or raise RLIMIT_NPROC"
+        case .threadCreationFailed(let created, let wanted, let errno, let refusal):
+            if let refusal {
+                return "could not create thread \(refusal.created + 1) of the runtime's \(refusal.totalThreads): "
+                    + "\(errno.name): \(refusal.description)"
+            }
+            return "could not create pool thread \(created + 1) of \(wanted): \(errno.name); pthread_create's EAGAIN "
+                + "means the thread limit (RLIMIT_NPROC) or memory for stacks (RLIMIT_AS): lower "
+                + "'workersPerCore'/'reservePerCore' or 'workerStackBytes', or raise the limit"
         }
     }
 }

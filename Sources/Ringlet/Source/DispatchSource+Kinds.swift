@@ -77,18 +77,39 @@ extension DispatchSource {
     /// Several sources may watch one signal. While a source watches it, Ringlet's
     /// handler stands in front of the program's own (which still runs) and the
     /// signal's default action (such as ending the process) no longer happens.
-    /// Traps for SIGKILL, SIGSTOP and numbers out of range.
+    /// Traps for SIGKILL, SIGSTOP, glibc's own signals (32 and 33, below SIGRTMIN)
+    /// and numbers out of range.
     public class func makeSignalSource(signal: Int32, queue: DispatchQueue? = nil) -> DispatchSourceSignal {
-        if rl_signal_is_catchable(signal) == 0 {
-            ringletMisuse("makeSignalSource(signal: \(signal)) for queue '\(queue?.label ?? "global")': "
-                + "this signal cannot be caught (SIGKILL, SIGSTOP, or not a signal number below \(RL_SIGNAL_LIMIT))")
+        let call = "makeSignalSource(signal: \(signal)) for queue '\(queue?.label ?? "global")': "
+        switch rl_signal_class(signal) {
+        case RL_SIGNAL_CATCHABLE:
+            break
+        case RL_SIGNAL_UNCATCHABLE:
+            ringletMisuse(call + "signal \(signal) is SIG\(signal == 9 ? "KILL" : "STOP"), which no process can catch "
+                + "or watch (the kernel acts on it without running a handler); watch another signal")
+        case RL_SIGNAL_LIBC_RESERVED:
+            let first = rl_signal_realtime_min()
+            ringletMisuse(call + "signal \(signal) is reserved by glibc for its threads (thread cancellation and "
+                + "set*id calls; its sigaction refuses it with EINVAL); use SIGRTMIN (\(first)) or a later real-time "
+                + "signal, up to SIGRTMAX (\(RL_SIGNAL_LIMIT - 1))")
+        default:
+            ringletMisuse(call + "\(signal) is not a signal number: Linux signals are 1...\(RL_SIGNAL_LIMIT - 1) "
+                + "(SIGHUP is 1, SIGRTMIN \(rl_signal_realtime_min()), SIGRTMAX \(RL_SIGNAL_LIMIT - 1))")
         }
         return DispatchSource(kind: .signal(signal), queue: queue).usingKernelSources()
     }
 
     /// `.exit` is delivered when the process ends (through a pidfd, Linux 5.3+).
+    /// Traps for an identifier that is not a process id (0 or negative: those name
+    /// process groups in kill(2), and pidfd_open takes one process).
     public class func makeProcessSource(identifier: Int32, eventMask: ProcessEvent,
                                         queue: DispatchQueue? = nil) -> DispatchSourceProcess {
+        if identifier <= 0 {
+            ringletMisuse("makeProcessSource(identifier: \(identifier)) for queue '\(queue?.label ?? "global")': "
+                + "\(identifier) is not a process id (0 means the caller's process group and a negative number a "
+                + "group in kill(2)); pass the pid of one process, greater than 0, such as a child's pid from fork "
+                + "or posix_spawn")
+        }
         if !eventMask.subtracting(.exit).isEmpty {
             warnOnce("process source for pid \(identifier): only .exit can be delivered on "
                 + "Linux; .fork, .exec and .signal in the mask will never come")

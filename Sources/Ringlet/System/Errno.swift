@@ -6,41 +6,58 @@ public struct Errno: Error, Equatable, Hashable, Sendable {
     public init(rawValue: Int32) { self.rawValue = rawValue }
     init(negated result: Int32) { self.rawValue = -result }
 
-    public static let notPermitted = Errno(rawValue: 1)      // EPERM
-    public static let noSuchFile = Errno(rawValue: 2)        // ENOENT
-    public static let noSuchProcess = Errno(rawValue: 3)     // ESRCH
-    public static let interrupted = Errno(rawValue: 4)       // EINTR
-    public static let ioError = Errno(rawValue: 5)           // EIO
-    public static let badFile = Errno(rawValue: 9)           // EBADF
-    public static let tryAgain = Errno(rawValue: 11)         // EAGAIN
-    public static let busy = Errno(rawValue: 16)             // EBUSY
-    public static let noMemory = Errno(rawValue: 12)         // ENOMEM
-    public static let permissionDenied = Errno(rawValue: 13) // EACCES
-    public static let invalidArgument = Errno(rawValue: 22)  // EINVAL
-    public static let notImplemented = Errno(rawValue: 38)   // ENOSYS
-    public static let timeExpired = Errno(rawValue: 62)      // ETIME (io_uring timeouts)
-    public static let timedOut = Errno(rawValue: 110)        // ETIMEDOUT
-    public static let cancelled = Errno(rawValue: 125)       // ECANCELED
+    public static let notPermitted = Errno(rawValue: 1)              // EPERM
+    public static let noSuchFile = Errno(rawValue: 2)                // ENOENT
+    public static let noSuchProcess = Errno(rawValue: 3)             // ESRCH
+    public static let interrupted = Errno(rawValue: 4)               // EINTR
+    public static let ioError = Errno(rawValue: 5)                   // EIO
+    public static let badFile = Errno(rawValue: 9)                   // EBADF
+    public static let tryAgain = Errno(rawValue: 11)                 // EAGAIN
+    public static let busy = Errno(rawValue: 16)                     // EBUSY
+    public static let noMemory = Errno(rawValue: 12)                 // ENOMEM
+    public static let permissionDenied = Errno(rawValue: 13)         // EACCES
+    public static let badAddress = Errno(rawValue: 14)               // EFAULT
+    public static let isDirectory = Errno(rawValue: 21)              // EISDIR
+    public static let invalidArgument = Errno(rawValue: 22)          // EINVAL
+    public static let tooManyOpenFilesInSystem = Errno(rawValue: 23) // ENFILE (fs.file-max)
+    public static let tooManyOpenFiles = Errno(rawValue: 24)         // EMFILE (RLIMIT_NOFILE)
+    public static let fileTooLarge = Errno(rawValue: 27)             // EFBIG
+    public static let noSpace = Errno(rawValue: 28)                  // ENOSPC
+    public static let illegalSeek = Errno(rawValue: 29)              // ESPIPE (no offsets on a stream)
+    public static let brokenPipe = Errno(rawValue: 32)               // EPIPE
+    public static let notImplemented = Errno(rawValue: 38)           // ENOSYS
+    public static let timeExpired = Errno(rawValue: 62)              // ETIME (io_uring timeouts)
+    public static let notSupported = Errno(rawValue: 95)             // EOPNOTSUPP / ENOTSUP
+    public static let timedOut = Errno(rawValue: 110)                // ETIMEDOUT
+    public static let cancelled = Errno(rawValue: 125)               // ECANCELED
 
-    /// The symbolic name (`"EPERM"`), or `"errno N"` for values Ringlet has no name for.
+    /// The symbolic name (`"EPERM"`, `"EMFILE"`), or `"errno N"` for a value Linux
+    /// does not define (such as 41 or 58, which it leaves unused, or one above 133).
     public var name: String {
-        switch rawValue {
-        case 1: return "EPERM"
-        case 2: return "ENOENT"
-        case 3: return "ESRCH"
-        case 4: return "EINTR"
-        case 5: return "EIO"
-        case 9: return "EBADF"
-        case 11: return "EAGAIN"
-        case 16: return "EBUSY"
-        case 12: return "ENOMEM"
-        case 13: return "EACCES"
-        case 22: return "EINVAL"
-        case 38: return "ENOSYS"
-        case 62: return "ETIME"
-        case 110: return "ETIMEDOUT"
-        case 125: return "ECANCELED"
-        default: return "errno \(rawValue)"
+        if rawValue > 0 && Int(rawValue) < Errno.names.count, !Errno.names[Int(rawValue)].isEmpty {
+            return Errno.names[Int(rawValue)]
         }
+        return "errno \(rawValue)"
     }
+
+    /// Linux's errno names (asm-generic/errno-base.h and errno.h, the same on x86-64
+    /// and arm64), indexed by value; "" where Linux has none.
+    private static let names: [String] = [
+        "", "EPERM", "ENOENT", "ESRCH", "EINTR", "EIO", "ENXIO", "E2BIG", "ENOEXEC", "EBADF", "ECHILD",
+        "EAGAIN", "ENOMEM", "EACCES", "EFAULT", "ENOTBLK", "EBUSY", "EEXIST", "EXDEV", "ENODEV", "ENOTDIR",
+        "EISDIR", "EINVAL", "ENFILE", "EMFILE", "ENOTTY", "ETXTBSY", "EFBIG", "ENOSPC", "ESPIPE", "EROFS",
+        "EMLINK", "EPIPE", "EDOM", "ERANGE", "EDEADLK", "ENAMETOOLONG", "ENOLCK", "ENOSYS", "ENOTEMPTY",
+        "ELOOP", "", "ENOMSG", "EIDRM", "ECHRNG", "EL2NSYNC", "EL3HLT", "EL3RST", "ELNRNG", "EUNATCH",
+        "ENOCSI", "EL2HLT", "EBADE", "EBADR", "EXFULL", "ENOANO", "EBADRQC", "EBADSLT", "", "EBFONT", "ENOSTR",
+        "ENODATA", "ETIME", "ENOSR", "ENONET", "ENOPKG", "EREMOTE", "ENOLINK", "EADV", "ESRMNT", "ECOMM",
+        "EPROTO", "EMULTIHOP", "EDOTDOT", "EBADMSG", "EOVERFLOW", "ENOTUNIQ", "EBADFD", "EREMCHG", "ELIBACC",
+        "ELIBBAD", "ELIBSCN", "ELIBMAX", "ELIBEXEC", "EILSEQ", "ERESTART", "ESTRPIPE", "EUSERS", "ENOTSOCK",
+        "EDESTADDRREQ", "EMSGSIZE", "EPROTOTYPE", "ENOPROTOOPT", "EPROTONOSUPPORT", "ESOCKTNOSUPPORT",
+        "EOPNOTSUPP", "EPFNOSUPPORT", "EAFNOSUPPORT", "EADDRINUSE", "EADDRNOTAVAIL", "ENETDOWN", "ENETUNREACH",
+        "ENETRESET", "ECONNABORTED", "ECONNRESET", "ENOBUFS", "EISCONN", "ENOTCONN", "ESHUTDOWN",
+        "ETOOMANYREFS", "ETIMEDOUT", "ECONNREFUSED", "EHOSTDOWN", "EHOSTUNREACH", "EALREADY", "EINPROGRESS",
+        "ESTALE", "EUCLEAN", "ENOTNAM", "ENAVAIL", "EISNAM", "EREMOTEIO", "EDQUOT", "ENOMEDIUM", "EMEDIUMTYPE",
+        "ECANCELED", "ENOKEY", "EKEYEXPIRED", "EKEYREVOKED", "EKEYREJECTED", "EOWNERDEAD", "ENOTRECOVERABLE",
+        "ERFKILL", "EHWPOISON"
+    ]
 }

@@ -8,9 +8,21 @@ enum MachineFiles {
     /// read in part (a profile cut in the middle would parse as something else).
     static let maximumFileBytes = 256 * 1024
 
-    /// The bytes of the file at `path`. Throws the errno (ENOENT: no such file), or
-    /// EFBIG (27) when the file is longer than `limit`.
-    static func read(path: String, limit: Int = maximumFileBytes) throws(Errno) -> [UInt8] {
+    /// Why a file could not be read.
+    enum ReadError: Error {
+        /// open(2) or read(2) failed (ENOENT: no such file).
+        case failed(Errno)
+        /// The file is longer than the limit asked for.
+        case tooLong(limit: Int)
+        /// Not a regular file: "a FIFO", "a directory", "a character device"... It
+        /// was not opened, or opened without blocking, so reading never hangs.
+        case notRegular(String)
+    }
+
+    /// The bytes of the regular file at `path` (profiles, sysfs and /proc entries are
+    /// regular files). Never blocks: a FIFO, device, directory or socket is refused
+    /// with `.notRegular`, a file longer than `limit` with `.tooLong`.
+    static func read(path: String, limit: Int = maximumFileBytes) throws(ReadError) -> [UInt8] {
         var buffer = [UInt8](repeating: 0, count: limit + 1)
         var cPath = path.utf8CString
         let count = cPath.withUnsafeMutableBufferPointer { pathBuffer in
@@ -18,10 +30,60 @@ enum MachineFiles {
                 rl_read_file(pathBuffer.baseAddress, bytes.baseAddress, Int64(limit + 1))
             }
         }
-        if count < 0 { throw Errno(negated: Int32(truncatingIfNeeded: count)) }
-        if count > Int64(limit) { throw Errno(rawValue: 27) }
+        if count <= -Int64(RL_NOT_REGULAR_FILE) {
+            throw .notRegular(fileType(Int32(truncatingIfNeeded: -count - Int64(RL_NOT_REGULAR_FILE))))
+        }
+        if count < 0 { throw .failed(Errno(negated: Int32(truncatingIfNeeded: count))) }
+        if count > Int64(limit) { throw .tooLong(limit: limit) }
         buffer.removeLast(buffer.count - Int(count))
         return buffer
+    }
+
+    /// What a file of type `type` (RL_FILE_TYPE_*) is, with its article.
+    private static func fileType(_ type: Int32) -> String {
+        switch type {
+        case RL_FILE_TYPE_FIFO: return "a FIFO"
+        case RL_FILE_TYPE_CHARACTER_DEVICE: return "a character device"
+        case RL_FILE_TYPE_DIRECTORY: return "a directory"
+        case RL_FILE_TYPE_BLOCK_DEVICE: return "a block device"
+        case RL_FILE_TYPE_SYMBOLIC_LINK: return "a symbolic link"
+        case RL_FILE_TYPE_SOCKET: return "a socket"
+        default: return "not a regular file (type \(type))"
+        }
+    }
+
+    /// The whitespace-separated words of the small file at `path` (a sysctl, /proc
+    /// entry or cgroup file), or nil when it cannot be read.
+    static func words(atPath path: String) -> [ArraySlice<UInt8>]? {
+        guard let bytes = try? read(path: path, limit: 4096) else { return nil }
+        return bytes.split(whereSeparator: { $0 == 32 || $0 == 9 || $0 == 10 })
+    }
+
+    /// `word` as a non-negative decimal number, or nil ("max" in a cgroup file is nil).
+    static func decimal(_ word: ArraySlice<UInt8>) -> Int? {
+        if word.isEmpty || word.count > 18 { return nil }
+        var value = 0
+        for byte in word {
+            guard byte >= 48 && byte <= 57 else { return nil }
+            value = value * 10 + Int(byte - 48)
+        }
+        return value
+    }
+
+    /// The number that is the first word of the file at `path`, or nil.
+    static func number(atPath path: String) -> Int? {
+        words(atPath: path)?.first.flatMap { decimal($0) }
+    }
+
+    // MARK: Limits
+
+    /// A resource limit of this process (getrlimit(2)): soft and hard, nil for
+    /// unlimited; nil when it cannot be read.
+    static func resourceLimit(_ resource: Int32) -> (soft: Int?, hard: Int?)? {
+        var soft: UInt64 = 0, hard: UInt64 = 0
+        if rl_resource_limit(resource, &soft, &hard) != 0 { return nil }
+        func value(_ raw: UInt64) -> Int? { raw >= UInt64(Int.max) ? nil : Int(raw) }
+        return (value(soft), value(hard))
     }
 
     /// Physical memory in MiB, or nil when sysconf cannot tell.

@@ -9,11 +9,20 @@ public struct RingUnavailable: Error, CustomStringConvertible {
     /// An operation the manager needs that this kernel's io_uring lacks (probe).
     public let missingOpcode: String?
 
-    init(errno: Errno, ioUringDisabled: Int?, missingOpcode: String? = nil) {
+    /// The process's limits when the ring was refused (open files, for EMFILE/ENFILE).
+    public let limits: ProcessLimits
+
+    init(errno: Errno, ioUringDisabled: Int?, missingOpcode: String? = nil, limits: ProcessLimits? = nil) {
         self.errno = errno
         self.ioUringDisabled = ioUringDisabled
         self.missingOpcode = missingOpcode
+        let opensAFile = errno == .tooManyOpenFiles || errno == .tooManyOpenFilesInSystem
+        self.limits = limits ?? (opensAFile ? .current() : ProcessLimits())
     }
+
+    /// What one of 'ringEntries' costs: a 64-byte submission entry and four 16-byte
+    /// completions (the completion queue is four times as long), in locked pages.
+    static let bytesPerRingEntry = 64 + 4 * 16
 
     static func readDisabledSysctl() -> Int? {
         let value = rl_uring_disabled_sysctl()
@@ -44,14 +53,23 @@ public struct RingUnavailable: Error, CustomStringConvertible {
                 + "containerd does. Run the container with a seccomp profile that allows io_uring_setup, "
                 + "io_uring_enter and io_uring_register (for example --security-opt seccomp=unconfined)."
         case .noMemory:
-            return prefix + "the ring's memory could not be locked: kernels before 5.12 charge it to "
-                + "RLIMIT_MEMLOCK. Raise it (`ulimit -l`, or LimitMEMLOCK= in the systemd unit) or lower "
-                + "'ringEntries' in the board profile."
+            return prefix + "the kernel could not get memory for the ring. Kernels before 5.12 charge it to "
+                + "RLIMIT_MEMLOCK: raise it (`ulimit -l`, or LimitMEMLOCK= in the systemd unit); later kernels charge "
+                + "the memory cgroup, whose limit (memory.max) may be reached. Or lower 'ringEntries' in the board "
+                + "profile: each entry costs \(RingUnavailable.bytesPerRingEntry) bytes (a submission entry and four "
+                + "completions), rounded up to whole pages."
         case .invalidArgument:
             return prefix + "the kernel rejected the ring's parameters; lower 'ringEntries' in the board profile "
                 + "(the kernel caps it at 32768) or use a newer kernel."
+        case .tooManyOpenFiles, .tooManyOpenFilesInSystem:
+            let advice = limits.openFilesAdvice(for: errno) ?? ""
+            return prefix + "a ring is a file descriptor, and " + advice + "."
+        case .badAddress:
+            return prefix + "the kernel could not read the ring's parameters (EFAULT), which is a bug in Ringlet; "
+                + "please report it with the kernel version (`uname -r`)."
         default:
-            return prefix + "an error Ringlet does not know how to fix; check `dmesg` and the kernel's io_uring support."
+            return prefix + "io_uring_setup(2) does not document this error; check `dmesg` "
+                + "and the kernel's io_uring support."
         }
     }
 }
