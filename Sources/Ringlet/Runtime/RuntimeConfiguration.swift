@@ -26,8 +26,11 @@ public struct RuntimeConfiguration: Sendable, Equatable {
     /// Background-band workers use SCHED_IDLE (`backgroundSchedIdle`, default true);
     /// when false, or when the kernel refuses, they use nice 19.
     public var backgroundSchedIdle: Bool
-    /// How long every pool thread must stay blocked, with work pending and nothing
-    /// running, before the deadlock report (`deadlockGraceMilliseconds`, default 2000).
+    /// The stall watch's grace period (`deadlockGraceMilliseconds`, default 2000): how
+    /// long work of a QoS class may wait with no thread taking any before the stall
+    /// report, and how long every pool thread may stay blocked, with work pending and
+    /// nothing running, before the deadlock report. The watch looks every quarter of it,
+    /// and only while work waits or the pool is blocked.
     public var deadlockGraceMilliseconds: Int
     /// Items a worker runs from one queue before it lets other queues of the same
     /// QoS go first (`drainBatch`, default 64).
