@@ -52,4 +52,4 @@ import Testing
 }
 
 /// Whether a drainer (or a sync caller) holds `queue` right now.
-private func isRunning(_ queue: DispatchQueue) -> Bool { queue.lock.withLock { queue.running > 0 } }
+private func isRunning(_ queue: DispatchQueue) -> Bool { queue.lock.withLock { queue.state.running > 0 } }

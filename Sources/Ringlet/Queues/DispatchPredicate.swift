@@ -21,7 +21,7 @@ public enum DispatchPredicate: Sendable {
         var found = false
         context.forEachHeldQueue { holding in
             if holding === queue {
-                found = !exclusively || queue.isSerial || queue.lock.withLock { queue.barrierRunning }
+                found = !exclusively || queue.isSerial || queue.lock.withLock { queue.state.barrierRunning }
                 return false
             }
             return true

@@ -8,11 +8,10 @@ extension DispatchQueue {
     /// more urgent work and hand off to another band when an inversion needs it.
     func drain(tokenPriority: QoSPriority, from source: DispatchQueue?, context: ThreadContext, topLevel: Bool) {
         lock.lock()
-        tokensOutstanding -= 1
-        if tokensOutstanding == 0 { self.tokenPriority = .lowest }
-        if !isMain, let current = target, current !== source, !(source == nil && current.isRoot) {
+        state.tokenTaken()
+        if !isMain, let current = state.target, current !== source, !(source == nil && current.isRoot) {
             // The target changed while the token waited: the queue moves as one unit.
-            let action = newTokenLocked(tokenPriority)
+            let action = state.newToken(tokenPriority)
             lock.unlock()
             perform(action)
             return
@@ -50,27 +49,27 @@ extension DispatchQueue {
         let band = context.worker?.band
         let scheduler = RuntimeParts.shared.scheduler.takeUnretainedValue()
         let batch = RuntimeParts.shared.drainBatch
-        while canTakeHeadLocked {
+        while state.canTakeHead {
             // Nested in a target's drain: a suspended target stops this queue too.
             if !topLevel && context.outerDrainStopped { return }
             // Detach the whole FIFO in O(1): no node is touched under the lock, so a
             // producer pushing meanwhile is never held up for long.
-            let detached = fifo.removeAll()
+            let detached = state.fifo.removeAll()
             var chain = detached.first
-            var detachedPriority = pendingMaxPriority
-            let marker = overrideMarker
-            pendingMaxPriority = .lowest
-            overrideMarker = nil
+            var detachedPriority = state.pendingMaxPriority
+            let marker = state.overrideMarker
+            state.pendingMaxPriority = .lowest
+            state.overrideMarker = nil
             var ran = 0
             var markerPassed = marker == nil
             // A contended sync reached here is handed the queue's slot, so its closure
             // runs on the caller's thread (GCD). Only at the top level: nested inside a
             // target's drain, this thread also holds the target and keeps the work.
-            let mayHandOver = topLevel && targetIsRoot && !isMain
+            let mayHandOver = topLevel && state.targetIsRoot && !isMain
             var handedOver = false
             var waiterNode: WorkNodeRef?
             var untilBatchEnd = batch
-            running = 1
+            state.running = 1
             lock.unlock()
             var stop = false
             while let node = chain {
@@ -119,14 +118,14 @@ extension DispatchQueue {
             }
             lock.lock()
             // Handed over, the slot now belongs to the sync caller, who releases it.
-            if !handedOver { running = 0 }
+            if !handedOver { state.running = 0 }
             if let rest = chain {
                 // Put the rest back in front of what arrived meanwhile, in O(1); the
                 // queue's priority covers both.
-                fifo.prepend(first: rest, last: detached.last.unsafelyUnwrapped, count: detached.count - ran)
-                if detachedPriority > pendingMaxPriority { pendingMaxPriority = detachedPriority }
+                state.fifo.prepend(first: rest, last: detached.last.unsafelyUnwrapped, count: detached.count - ran)
+                if detachedPriority > state.pendingMaxPriority { state.pendingMaxPriority = detachedPriority }
                 // The raising item is still ahead: the raise ends when it is reached.
-                if !markerPassed && overrideMarker == nil { overrideMarker = marker }
+                if !markerPassed && state.overrideMarker == nil { state.overrideMarker = marker }
             }
             if let waiterNode {
                 // Only now, with the rest of the batch back in the FIFO under the lock,
@@ -134,7 +133,7 @@ extension DispatchQueue {
                 NodeRunner.handOver(waiterNode, context: context)
             }
             if stop { return }
-            if fifo.isEmpty {
+            if state.fifo.isEmpty {
                 if !topLevel || band == nil || !waitBrieflyForPushLocked() { return }
                 continue
             }
@@ -161,9 +160,9 @@ extension DispatchQueue {
     /// batch. Returns true when items arrived. Invoked and returns with the lock held.
     private func waitBrieflyForPushLocked() -> Bool {
         let spin = RuntimeParts.shared.spinMicroseconds
-        if spin == 0 || isSuspendedLocked { return false }
+        if spin == 0 || state.isSuspended { return false }
         let seen = pushCount.load(ordering: .relaxed)
-        running = 1
+        state.running = 1
         lock.unlock()
         // Look at the shared counter with growing gaps (1, 2, 4 ... 32 pauses): every look
         // pulls the cache line the producer writes on each push away from it.
@@ -175,8 +174,8 @@ extension DispatchQueue {
             pauses = min(pauses * 2, 32)
         }
         lock.lock()
-        running = 0
-        return !fifo.isEmpty
+        state.running = 0
+        return !state.fifo.isEmpty
     }
 
     /// Concurrent queues: one item at a time, so several drainers share the queue and
@@ -185,21 +184,21 @@ extension DispatchQueue {
         let band = context.worker?.band
         let scheduler = RuntimeParts.shared.scheduler.takeUnretainedValue()
         var budget = RuntimeParts.shared.drainBatch
-        while canTakeHeadLocked, topLevel || !context.outerDrainStopped, let node = fifo.removeFirst() {
+        while state.canTakeHead, topLevel || !context.outerDrainStopped, let node = state.fifo.removeFirst() {
             let isBarrier = node.pointee.isBarrier
             if isBarrier {
-                barriersPending -= 1
-                barrierRunning = true
+                state.barriersPending -= 1
+                state.barrierRunning = true
             }
-            running += 1
-            lowerPriorityIfPassedLocked(node)
+            state.running += 1
+            state.lowerPriorityIfPassed(node)
             let helper: WakeAction = isBarrier ? .none : wakeupIfNeededLocked()
             lock.unlock()
             perform(helper)
             NodeRunner.run(node, from: self, context: context)
             lock.lock()
-            running -= 1
-            if isBarrier { barrierRunning = false }
+            state.running -= 1
+            if isBarrier { state.barrierRunning = false }
             budget -= 1
             if budget == 0 {
                 if !topLevel || scheduler.hasWork(atOrAbove: index, for: band) { return }

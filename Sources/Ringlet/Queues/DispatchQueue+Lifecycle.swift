@@ -5,7 +5,7 @@ extension DispatchQueue {
     func suspendQueue() {
         if isRoot { return }
         lock.withLock {
-            suspendCount += 1
+            state.suspendCount += 1
             stopRequested.store(true, ordering: .releasing)
         }
     }
@@ -15,8 +15,8 @@ extension DispatchQueue {
     func resumeQueue() {
         if isRoot { return }
         lock.lock()
-        if suspendCount == 0 {
-            if isInactive {
+        if state.suspendCount == 0 {
+            if state.isInactive {
                 lock.unlock()
                 activateQueue()
                 return
@@ -25,8 +25,8 @@ extension DispatchQueue {
             ringletMisuse("resume() on queue '\(label)' which is not suspended (over-resume): every resume() "
                 + "must balance an earlier suspend()")
         }
-        suspendCount -= 1
-        stopRequested.store(isSuspendedLocked, ordering: .releasing)
+        state.suspendCount -= 1
+        stopRequested.store(state.isSuspended, ordering: .releasing)
         let action = wakeupIfNeededLocked()
         lock.unlock()
         perform(action)
@@ -37,8 +37,8 @@ extension DispatchQueue {
     func activateQueue() {
         if isRoot { return }
         lock.lock()
-        isInactive = false
-        stopRequested.store(isSuspendedLocked, ordering: .releasing)
+        state.isInactive = false
+        stopRequested.store(state.isSuspended, ordering: .releasing)
         let action = wakeupIfNeededLocked()
         lock.unlock()
         perform(action)
@@ -54,7 +54,7 @@ extension DispatchQueue {
         }
         queue.rejectCycle(with: self)
         lock.lock()
-        target = queue
+        state.target = queue
         floorPriority = Self.floor(requested: requestedQoS, target: queue)
         lock.unlock()
     }

@@ -44,7 +44,7 @@ extension DispatchQueue {
         if queue == nil, ThreadContext.current.isMainThread { queue = DispatchQueue.main }
         while let current = queue {
             if let value = current.getSpecific(key: key) { return value }
-            queue = current.lock.withLock { current.target }
+            queue = current.currentTarget
         }
         return nil
     }

@@ -122,15 +122,11 @@ extension DispatchQueue {
         // (directly or through a target) always waits for the main thread.
         if isMain { return nil }
         lock.lock()
-        let free = !isSuspendedLocked && !barrierRunning
-            && (isSerial || asBarrier ? running == 0 && fifo.isEmpty : running < width && barriersPending == 0)
-        if !free {
+        guard state.takeSyncSlot(asBarrier: asBarrier) else {
             lock.unlock()
             return nil
         }
-        running += 1
-        if asBarrier && !isSerial { barrierRunning = true }
-        let next: DispatchQueue? = targetIsRoot ? nil : target
+        let next: DispatchQueue? = state.targetIsRoot ? nil : state.target
         lock.unlock()
         return .some(next)
     }
@@ -148,9 +144,8 @@ extension DispatchQueue {
     /// Gives back one slot; returns the target when it is not a global queue.
     private func releaseSlot(wasBarrier: Bool) -> DispatchQueue? {
         lock.lock()
-        running -= 1
-        if wasBarrier && !isSerial { barrierRunning = false }
-        let next: DispatchQueue? = targetIsRoot ? nil : target
+        state.giveSyncSlot(wasBarrier: wasBarrier)
+        let next: DispatchQueue? = state.targetIsRoot ? nil : state.target
         let action = wakeupIfNeededLocked()
         lock.unlock()
         if case .none = action { return next }
@@ -172,13 +167,13 @@ extension DispatchQueue {
                 // A thread holds a concurrent queue exclusively when it runs one of its
                 // barriers (nothing else runs then).
                 if queue === holding
-                    && (queue.isSerial || (first && barrier) || queue.lock.withLock { queue.barrierRunning }) {
+                    && (queue.isSerial || (first && barrier) || queue.lock.withLock { queue.state.barrierRunning }) {
                     ringletMisuse("sync onto queue '\(label)' from code already running on queue "
                         + "'\(holding.label)', which it needs exclusively: this would deadlock. Use async, "
                         + "or call the closure directly.")
                 }
                 first = false
-                needed = queue.lock.withLock { queue.target }
+                needed = queue.currentTarget
             }
             return true
         }

@@ -27,16 +27,13 @@ public final class DispatchQueue: DispatchObject, @unchecked Sendable {
     let kind: Kind
     /// The QoS given at creation (`.unspecified` when none).
     let requestedQoS: DispatchQoS
-    /// Items that may run at once: 1 for serial queues.
+    /// Items that may run at once: 1 for serial queues (also in `state`, for reads
+    /// without the lock).
     let width: Int
 
-    // State, under `lock`. See DispatchQueue+State.swift.
+    /// The queue's state machine, under `lock` (QueueState.swift).
     let lock = FutexLock()
-    var fifo = NodeFIFO()
-    var target: DispatchQueue? { didSet { targetIsRoot = target?.isRoot ?? false } }
-    /// The target is a global queue (kept with `target`, under the lock), so the hot
-    /// paths need not touch the target object.
-    var targetIsRoot = false
+    var state: QueueState
     /// QoS this queue imposes on its items: its own, else its target chain's
     /// (`.unspecified` when the chain has none: items keep their own).
     var floorPriority: QoSPriority {
@@ -45,18 +42,6 @@ public final class DispatchQueue: DispatchObject, @unchecked Sendable {
     }
     /// Atomic: `async` reads it without the queue's lock while `setTarget` may change it.
     private let floorStorage = Atomic<UInt8>(0)
-    /// Slots held: items running from this queue plus synchronous callers inside it.
-    var running = 0
-    var barrierRunning = false
-    var barriersPending = 0
-    /// Wake-up tokens of this queue waiting in its target.
-    var tokensOutstanding = 0
-    /// The most urgent priority among the waiting tokens.
-    var tokenPriority = QoSPriority.lowest
-    /// The most urgent priority among pending items (an upper bound).
-    var pendingMaxPriority = QoSPriority.lowest
-    /// The node whose push raised `pendingMaxPriority` above the items before it.
-    var overrideMarker: WorkNodeRef?
     /// A more urgent item arrived while a drainer runs (a `QoSPriority` raw value,
     /// 0: none): the drainer hands off to a worker that may run it when its own band
     /// may not. Read by the drainer between items without the lock.
@@ -64,13 +49,11 @@ public final class DispatchQueue: DispatchObject, @unchecked Sendable {
     /// Counts pushes (written under the lock), so a drainer spinning on an empty
     /// queue can see new items without taking the lock.
     let pushCount = Atomic<UInt32>(0)
-    /// Mirrors `isSuspendedLocked` for drainers running a batch without the lock.
+    /// Mirrors `state.isSuspended` for drainers running a batch without the lock.
     let stopRequested = Atomic<Bool>(false)
-    var suspendCount = 0
-    var isInactive: Bool
-    /// The queue's own token node (outside the pool) and whether it is out.
+    /// The queue's own token node (outside the pool); `state.embeddedTokenInUse` says
+    /// whether it is out.
     let embeddedToken = WorkNodeRef.allocate(capacity: 1)
-    var embeddedTokenInUse = false
     var specifics: [(key: AnyObject, value: AnyObject)] = []
     /// Links of `QueueRegistry` (under the registry's lock).
     var registryNext: Unmanaged<DispatchQueue>?
@@ -80,13 +63,13 @@ public final class DispatchQueue: DispatchObject, @unchecked Sendable {
         self.label = label
         self.kind = kind
         self.requestedQoS = qos
+        let width: Int
         switch kind {
         case .serial, .main: width = 1
         case .concurrent, .root: width = Int(Int32.max)
         }
-        self.target = target
-        self.targetIsRoot = target?.isRoot ?? false
-        self.isInactive = inactive
+        self.width = width
+        state = QueueState(width: width, target: target, inactive: inactive)
         stopRequested.store(inactive, ordering: .relaxed)
         super.init()
         if case .root(.default) = kind {
@@ -110,13 +93,13 @@ public final class DispatchQueue: DispatchObject, @unchecked Sendable {
 
     deinit {
         QueueRegistry.shared.remove(self)
-        if isInactive {
-            if !fifo.isEmpty {
-                ringletMisuse("queue '\(label)' was released while inactive with \(fifo.count) pending item(s); "
+        if state.isInactive {
+            if !state.fifo.isEmpty {
+                ringletMisuse("queue '\(label)' was released while inactive with \(state.fifo.count) pending item(s); "
                     + "call activate() before releasing it, or the items would never run")
             }
-        } else if suspendCount > 0 {
-            ringletMisuse("queue '\(label)' was released while suspended (\(suspendCount) unbalanced "
+        } else if state.suspendCount > 0 {
+            ringletMisuse("queue '\(label)' was released while suspended (\(state.suspendCount) unbalanced "
                 + "suspend()); resume() it before releasing it, or its items would never run")
         }
         lock.deallocate()
@@ -154,9 +137,12 @@ public final class DispatchQueue: DispatchObject, @unchecked Sendable {
                 ringletMisuse("setTarget(queue: '\(label)') on queue '\(child.label)' would make a cycle of targets; "
                     + "targets must lead to a global queue")
             }
-            queue = current.lock.withLock { current.target }
+            queue = current.currentTarget
         }
     }
+
+    /// The queue's target now (nil for global queues and the main queue). Takes the lock.
+    var currentTarget: DispatchQueue? { lock.withLock { state.target } }
 
     // MARK: Global and main queues
 

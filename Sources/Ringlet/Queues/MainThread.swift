@@ -12,7 +12,7 @@ final class MainThread: @unchecked Sendable {
         let context = ThreadContext.current
         while true {
             let seen = event.snapshot
-            let hasToken = main.lock.withLock { main.tokensOutstanding > 0 }
+            let hasToken = main.lock.withLock { main.state.tokensOutstanding > 0 }
             if hasToken {
                 main.drain(tokenPriority: QoSPriority(.userInteractive), from: nil, context: context, topLevel: false)
                 continue

@@ -90,7 +90,7 @@ enum StallReport {
             var cursor: DispatchQueue? = queue
             while let current = cursor {
                 if current.isMain { return false }
-                cursor = current.lock.withLock { current.target }
+                cursor = current.currentTarget
             }
             return true
         }

@@ -67,7 +67,7 @@ final class ThreadContext {
             var queue: DispatchQueue? = start
             while let holding = queue {
                 if !body(holding) { return }
-                queue = holding.lock.withLock { holding.target }
+                queue = holding.currentTarget
             }
         }
     }

@@ -53,7 +53,7 @@ extension DispatchSource {
     func resumeSource() {
         // GCD: on an inactive source, resume() undoes a suspend() made while inactive,
         // and activates only when there is none to undo.
-        if !lock.withLock({ activated }) && queue.lock.withLock({ queue.suspendCount == 0 }) {
+        if !lock.withLock({ activated }) && queue.lock.withLock({ queue.state.suspendCount == 0 }) {
             activateSource()
             return
         }
