@@ -7,9 +7,9 @@ import Synchronization
 /// Other threads never touch the ring. They push a request on a lock-free stack and
 /// wake the manager through an eventfd whose read stays armed on the ring — and skip
 /// even that write while the manager is known to be awake. The manager sleeps in
-/// io_uring_enter with, at most, one timeout armed: the end of the earliest timer
-/// window. With no timer armed nothing wakes it at all, so an idle runtime makes no
-/// wake-ups.
+/// io_uring_enter with, at most, one timeout armed: near the end of the earliest
+/// timer window (`TimerQueue.nextAim`). With no timer armed nothing wakes it at all,
+/// so an idle runtime makes no wake-ups.
 ///
 ///   sleeping --(1) request or timeout completion--> running --(2) nothing left--> sleeping
 ///
@@ -89,10 +89,12 @@ final class ManagerThread: @unchecked Sendable {
     // Owned by the manager thread:
     private var ring: Ring?
     var ringForSources: Ring? { ring }
+    /// The timer structure and who owns each timer (Timers/ManagerThread+Timers.swift).
     var timers = TimerQueue()
     var timerOwners: [TimerOwner?] = []
-    private var armedDeadline: UInt64?
-    private var timeoutGeneration: UInt64 = 0
+    /// The deadline of the one io_uring timeout armed (nil: none), and its generation.
+    var armedDeadline: UInt64?
+    var timeoutGeneration: UInt64 = 0
     /// The kernel side of non-timer sources, installed by `useKernelSources` (see
     /// ManagerThread+Sources.swift). Manager thread only.
     var kernelSide: KernelSourceSide?
@@ -110,7 +112,7 @@ final class ManagerThread: @unchecked Sendable {
     let activeSources = Atomic<Int>(0)
     // Statistics, under `lock`:
     private var wakeups = 0
-    private var armedTimers = 0
+    var armedTimers = 0
 
     init(configuration: RuntimeConfiguration) {
         self.configuration = configuration
@@ -165,13 +167,6 @@ final class ManagerThread: @unchecked Sendable {
 
     /// (wake-ups of the manager since start, timers armed now)
     var counters: (wakeups: Int, armedTimers: Int) { lock.withLock { (wakeups, armedTimers) } }
-
-    /// The leeway a one-shot gets: GCD's `dispatch_after` rule (a tenth of the delay,
-    /// 1 ms to 60 s) widened by the QoS policy.
-    func leewayForAfter(delay: UInt64, level: QoSLevel) -> UInt64 {
-        let gcd = min(max(delay / 10, 1_000_000), 60_000_000_000)
-        return leewayPolicy.leeway(requested: gcd, period: delay, level: level, strict: false)
-    }
 
     // MARK: The manager thread
 
@@ -240,49 +235,6 @@ final class ManagerThread: @unchecked Sendable {
         }
     }
 
-    /// Adds a timer; a wall-clock deadline is converted to the monotonic clock with
-    /// today's offset, which is kept to follow later changes of the clock.
-    @discardableResult
-    func armTimer(deadline: UInt64, wall: Bool, interval: UInt64, leeway: UInt64,
-                  owner: TimerOwner.Target) -> TimerQueue.Handle {
-        var monotonic = deadline
-        var offset: Int64?
-        if wall {
-            watchClockChanges()
-            let now = Self.wallClockOffset()
-            offset = now
-            monotonic = UInt64(max(Int64(bitPattern: deadline) &- now, 0))
-        }
-        let handle = timers.schedule(deadline: monotonic, leeway: leeway, interval: interval)
-        while timerOwners.count <= handle.slot { timerOwners.append(nil) }
-        timerOwners[handle.slot] = TimerOwner(target: owner, wallOffset: offset)
-        return handle
-    }
-
-    /// Wall clock minus monotonic clock, in nanoseconds.
-    static func wallClockOffset() -> Int64 {
-        WallClock.nanoseconds &- Int64(bitPattern: MonotonicClock.nanoseconds)
-    }
-
-    /// Keeps exactly one timeout armed, at the end of the earliest window.
-    private func rearmTimeout(_ ring: Ring) {
-        let next = timers.nextAim()
-        lock.withLock { armedTimers = timers.armedCount }
-        if next == armedDeadline { return }
-        if armedDeadline != nil {
-            retrying(ring) { () throws(Errno) in
-                try ring.prepareTimeoutRemove(target: userData(.timeout, timeoutGeneration),
-                                              userData: userData(.timeoutRemove, timeoutGeneration))
-            }
-        }
-        armedDeadline = next
-        guard let next else { return }
-        timeoutGeneration &+= 1
-        retrying(ring) { () throws(Errno) in
-            try ring.prepareTimeout(deadline: next, userData: userData(.timeout, timeoutGeneration))
-        }
-    }
-
     /// Arms a poll of the eventfd (not a read: a ring read of a non-blocking eventfd
     /// completes at once with EAGAIN on kernels before ~5.19, which would spin).
     private func armWakeRead(_ ring: Ring) {
@@ -292,20 +244,18 @@ final class ManagerThread: @unchecked Sendable {
         }
     }
 
+    /// Submits what is queued and sleeps until a completion comes. EBUSY/EAGAIN mean
+    /// completions must be reaped before more can be submitted (io_uring_enter(2)):
+    /// they are reaped here and the loop goes round again.
     private func submitAndWait(_ ring: Ring) {
-        while true {
-            do throws(Errno) {
-                _ = try ring.submitAndWait(waitFor: 1)
+        do throws(Errno) {
+            _ = try ring.submitAndWait(waitFor: 1)
+        } catch {
+            if error == .tryAgain || error == .busy {
+                reap(ring)
                 return
-            } catch {
-                // EBUSY/EAGAIN: completions must be reaped before more can be
-                // submitted (io_uring_enter(2)); reap, then go round again.
-                if error == .tryAgain || error == .busy {
-                    reap(ring)
-                    return
-                }
-                ringletBug("io_uring_enter failed on the manager's ring: \(error.name)")
             }
+            ringletBug("io_uring_enter failed on the manager's ring: \(error.name)")
         }
     }
 
@@ -339,23 +289,6 @@ final class ManagerThread: @unchecked Sendable {
         }
         if fireTimers || (armedDeadline.map { $0 <= MonotonicClock.nanoseconds } ?? false) {
             fire(at: MonotonicClock.nanoseconds)
-        }
-    }
-
-    private func fire(at now: UInt64) {
-        for firing in timers.fire(at: now) {
-            guard let owner = timerOwners[firing.handle.slot] else { continue }
-            switch owner.target {
-            case .action(let action):
-                timerOwners[firing.handle.slot] = nil
-                action()
-            case .source(let source):
-                // A repeating timer stays armed under a new generation; a one-shot is gone.
-                let current = timers.currentHandle(slot: firing.handle.slot)
-                if current == nil { timerOwners[firing.handle.slot] = nil }
-                source.registration.timer = current
-                source.timerFired(count: firing.count)
-            }
         }
     }
 

@@ -3,15 +3,18 @@ import Synchronization
 /// One pool thread: created at start, never destroyed, parked on its own futex
 /// event when there is nothing it may run.
 ///
-/// States (all changes made under the scheduler lock except `running`):
+/// States (every change is made under the scheduler lock):
 ///
-///   parked --(1) wake--> searching --(2) dequeue--> running --(3)--> searching
-///   searching --(4) nothing eligible--> parked
-///   running --(5) Ringlet wait--> blocked --(6) released--> running
+///   parked --(1) woken--> searching --(2) takes a node--> running
+///   running --(2) takes the next node--> running
+///   searching, running --(3) nothing it may run--> parked
+///   running --(4) Ringlet wait--> blocked --(5) released--> running
 ///
-///   (1) Scheduler.enqueue / workerWillBlock   (2) Scheduler.dequeueLocked
-///   (3) Worker.execute returns                 (4) Scheduler.park
-///   (5) BlockingWait.perform                   (6) Scheduler.workerDidUnblock
+///   (1) Scheduler.enqueue, Scheduler.workerWillBlock (pickWorkerToWakeLocked,
+///       wakeReserveIfJustifiedLocked)
+///   (2) Scheduler.nextNode (takeLocked)      (3) Scheduler.nextNode, parking
+///   (4) Scheduler.workerWillBlock, from BlockingWait.perform
+///   (5) Scheduler.workerDidUnblock
 final class Worker: @unchecked Sendable {
     enum State: UInt8 {
         /// Sleeping on `event`, listed in the scheduler's idle list of its band.

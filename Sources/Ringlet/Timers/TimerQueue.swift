@@ -99,17 +99,12 @@ struct TimerQueue {
             && entries[handle.slot].generation == handle.generation
     }
 
-    /// The instant the manager must wake at: the end of the earliest-ending window,
-    /// or nil when no timer is armed (then nothing wakes at all).
-    mutating func nextWake() -> UInt64? {
-        dropStale(&byEnd)
-        return byEnd.top?.key
-    }
-
-    /// The instant the manager aims its timeout at: a quarter of the earliest-ending
-    /// window's leeway (at most `maximumMargin`) before that window's end, so that
-    /// the manager's own wake-up and the hand-off to a worker still land inside the
-    /// window on a busy board. Still inside the window, so never early.
+    /// The instant the manager must wake at (nil: no timer armed, and nothing wakes
+    /// at all): a quarter of the earliest-ending window's leeway (at most
+    /// `maximumMargin`) before that window's end — the latest instant that still
+    /// serves that window, less a margin so that the manager's own wake-up and the
+    /// hand-off to a worker still land inside it on a busy board. Still inside the
+    /// window, so never early.
     mutating func nextAim(maximumMargin: UInt64 = 5_000_000) -> UInt64? {
         dropStale(&byEnd)
         guard let top = byEnd.top else { return nil }
@@ -156,50 +151,5 @@ struct TimerQueue {
             if entry.armed && entry.generation == top.generation { return }
             _ = heap.pop()
         }
-    }
-}
-
-/// A binary min-heap of (key, slot, generation), the index behind `TimerQueue`.
-struct MinHeap {
-    struct Item {
-        let key: UInt64
-        let slot: Int
-        let generation: UInt32
-    }
-
-    private var items: [Item] = []
-
-    var top: Item? { items.first }
-    var count: Int { items.count }
-
-    mutating func push(key: UInt64, slot: Int, generation: UInt32) {
-        items.append(Item(key: key, slot: slot, generation: generation))
-        var child = items.count - 1
-        while child > 0 {
-            let parent = (child - 1) / 2
-            if items[parent].key <= items[child].key { break }
-            items.swapAt(parent, child)
-            child = parent
-        }
-    }
-
-    mutating func pop() -> Item? {
-        guard !items.isEmpty else { return nil }
-        let first = items[0]
-        let last = items.removeLast()
-        if !items.isEmpty {
-            items[0] = last
-            var parent = 0
-            while true {
-                let left = 2 * parent + 1, right = left + 1
-                var smallest = parent
-                if left < items.count && items[left].key < items[smallest].key { smallest = left }
-                if right < items.count && items[right].key < items[smallest].key { smallest = right }
-                if smallest == parent { break }
-                items.swapAt(parent, smallest)
-                parent = smallest
-            }
-        }
-        return first
     }
 }

@@ -1,0 +1,152 @@
+import CRinglet
+
+// Polls on the ring for read, write, process and file-system sources. A poll's user
+// data is tag | slot generation (24 bits) | slot (32 bits), so a completion for a
+// source that was cancelled, or whose slot was reused, is dropped. Reached only
+// through `KernelSourceSide` (ManagerThread+Sources.swift). Manager thread only.
+
+extension ManagerThread {
+    func claimSlot(_ source: DispatchSource) {
+        let slot: Int
+        if let free = freeSourceSlots.popLast() {
+            slot = free
+        } else {
+            slot = sourceSlots.count
+            sourceSlots.append(nil)
+        }
+        sourceSlots[slot] = source
+        sourceGeneration &+= 1
+        source.registration.slot = slot
+        source.registration.generation = sourceGeneration
+    }
+
+    func sourceUserData(_ tag: Tag, _ source: DispatchSource) -> UInt64 {
+        tag.rawValue << 56 | UInt64(source.registration.generation & 0xFF_FFFF) << 32
+            | UInt64(UInt32(truncatingIfNeeded: source.registration.slot))
+    }
+
+    func armPoll(_ source: DispatchSource, _ ring: Ring) {
+        let fd: Int32, events: UInt32, multishot: Bool
+        switch source.kind {
+        case .read(let descriptor): (fd, events, multishot) = (descriptor, RL_POLLIN, multishotPolls)
+        case .write(let descriptor): (fd, events, multishot) = (descriptor, RL_POLLOUT, multishotPolls)
+        case .process: (fd, events, multishot) = (source.registration.ownedFD, RL_POLLIN, false)
+        case .fileSystem: (fd, events, multishot) = (source.registration.ownedFD, RL_POLLIN, multishotPolls)
+        default: return
+        }
+        let data = sourceUserData(.poll, source)
+        retrying(ring) { () throws(Errno) in
+            try ring.preparePoll(fd: fd, events: events, multishot: multishot, userData: data)
+        }
+        source.registration.pollArmed = true
+        source.registration.pollMultishot = multishot
+    }
+
+    /// The handler ran after a read or write source's poll ended (see pollCompleted).
+    func rearmPoll(_ source: DispatchSource, _ ring: Ring) {
+        let registration = source.registration
+        guard registration.registered, !registration.removing, !registration.pollArmed, registration.slot >= 0 else {
+            return
+        }
+        armPoll(source, ring)
+    }
+
+    func pollCompleted(_ completion: Ring.Completion, _ ring: Ring) {
+        let slot = Int(completion.userData & 0xFFFF_FFFF)
+        let generation = UInt32((completion.userData >> 32) & 0xFF_FFFF)
+        guard slot < sourceSlots.count, let source = sourceSlots[slot],
+              source.registration.generation & 0xFF_FFFF == generation else { return }  // stale
+        let more = completion.flags & RL_CQE_F_MORE != 0
+        if !more { source.registration.pollArmed = false }
+        if source.registration.removing {
+            if !more { finishUnregistering(source) }
+            return
+        }
+        if completion.result < 0 {
+            let error = Errno(negated: completion.result)
+            if error == .invalidArgument && source.registration.pollMultishot {
+                // A kernel before 5.13: one-shot polls, re-armed. Every multishot poll
+                // already queued fails the same way, not only the first.
+                multishotPolls = false
+            } else if Self.isTransient(error) && source.registration.failures < 8 {
+                source.registration.failures += 1  // re-armed below; the event is not lost
+            } else {
+                ringletWarning("\(source.name): the kernel stopped watching it (\(error.name)); cancelling the "
+                    + "source. Keep the descriptor open until the source's cancel handler runs")
+                source.cancel()
+                return
+            }
+        } else {
+            source.registration.failures = 0
+            let levelTriggered: Bool
+            switch source.kind {
+            case .read, .write: levelTriggered = true
+            default: levelTriggered = false
+            }
+            if levelTriggered && !more {
+                // The poll ended on a ready descriptor (a one-shot poll, or a file that
+                // cannot be polled, such as a regular file): armed again now, it would
+                // complete at once, again and again, until the handler drains it. The
+                // delivery re-arms it after the handler (`rearmPoll`).
+                source.pollRearmOwed.store(true, ordering: .releasing)
+                deliverPollEvent(source, revents: UInt32(bitPattern: completion.result))
+                return
+            }
+            deliverPollEvent(source, revents: UInt32(bitPattern: completion.result))
+            if case .process = source.kind { return }  // an exit comes once
+        }
+        if !source.registration.pollArmed { armPoll(source, ring) }
+    }
+
+    /// Errors a poll may end with that a new poll can cure: the kernel ran short
+    /// (ENOMEM, EAGAIN, EBUSY), a signal (EINTR), a multishot poll ended by the kernel
+    /// (ECANCELED, as on CQ overflow).
+    static func isTransient(_ error: Errno) -> Bool {
+        error == .noMemory || error == .tryAgain || error == .busy || error == .interrupted || error == .cancelled
+    }
+
+    func deliverPollEvent(_ source: DispatchSource, revents: UInt32) {
+        switch source.kind {
+        case .read, .write:
+            source.post(1)
+        case .process(_, let mask):
+            if mask.contains(.exit) { source.post(DispatchSource.ProcessEvent.exit.rawValue) }
+        case .fileSystem(let fd, let mask):
+            let bits = rl_inotify_take(source.registration.ownedFD)
+            if bits <= 0 { return }
+            let events = fileSystemEvents(UInt32(truncatingIfNeeded: bits), fd: fd, source).intersection(mask)
+            source.post(events.rawValue)
+        default:
+            break
+        }
+    }
+
+    /// Translates inotify bits to Dispatch's file-system events, with fstat telling
+    /// growth (`.extend`) and link changes (`.link`, `.delete` at zero links).
+    func fileSystemEvents(_ bits: UInt32, fd: Int32, _ source: DispatchSource)
+        -> DispatchSource.FileSystemEvent {
+        var events: DispatchSource.FileSystemEvent = []
+        var size: Int64 = 0, links: Int64 = 0
+        let stated = rl_fd_stat(fd, &size, &links) == 0
+        if bits & RL_IN_MODIFY != 0 {
+            events.insert(.write)
+            if stated && size > source.registration.size { events.insert(.extend) }
+        }
+        if bits & RL_IN_ATTRIB != 0 {
+            if stated && links != source.registration.links {
+                events.insert(.link)
+                if links == 0 { events.insert(.delete) }
+            } else {
+                events.insert(.attrib)
+            }
+        }
+        if bits & RL_IN_DELETE_SELF != 0 { events.insert(.delete) }
+        if bits & RL_IN_MOVE_SELF != 0 { events.insert(.rename) }
+        if bits & RL_IN_UNMOUNT != 0 { events.insert(.revoke) }
+        if stated {
+            source.registration.size = size
+            source.registration.links = links
+        }
+        return events
+    }
+}

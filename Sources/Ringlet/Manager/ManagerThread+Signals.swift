@@ -1,0 +1,82 @@
+import CRinglet
+
+// Signal sources: one signalfd for every watched signal, polled on the ring, and
+// Ringlet's handler in front of the program's own for signals that reach a thread
+// which does not block them (it counts the signal and writes the manager's eventfd).
+// Reached only through `KernelSourceSide` (ManagerThread+Sources.swift). Manager
+// thread only.
+
+extension ManagerThread {
+    func watchSignal(_ signo: Int32, _ source: DispatchSource, _ ring: Ring) {
+        let index = Int(signo)
+        signals.sources[index].append(source)
+        if signals.sources[index].count > 1 { return }
+        let installed = rl_signal_install(signo)
+        if installed < 0 {
+            ringletWarning("\(source.name): sigaction refused (\(Errno(negated: installed).name))")
+        }
+        signals.watched[index] = 1
+        signals.active.append(signo)
+        updateSignalFD(ring)
+    }
+
+    func unwatchSignal(_ signo: Int32, _ source: DispatchSource, _ ring: Ring) {
+        let index = Int(signo)
+        signals.sources[index].removeAll { $0 === source }
+        if !signals.sources[index].isEmpty { return }
+        // The handler goes first, then what it caught meanwhile: nothing is left for a
+        // later source of the same signal.
+        _ = rl_signal_uninstall(signo)
+        _ = rl_signal_take_caught(signo)
+        signals.watched[index] = 0
+        signals.active.removeAll { $0 == signo }
+        updateSignalFD(ring)
+    }
+
+    func updateSignalFD(_ ring: Ring) {
+        let current = signals.fd
+        let fd = signals.watched.withUnsafeBufferPointer { rl_signalfd_update(current, $0.baseAddress) }
+        if fd < 0 {
+            ringletWarning("signalfd refused (\(Errno(negated: fd).name)); signal sources will see only signals "
+                + "that reach a thread which does not block them")
+            return
+        }
+        signals.fd = fd
+        armSignalPoll(ring)
+    }
+
+    func armSignalPoll(_ ring: Ring) {
+        if signals.pollArmed || signals.fd < 0 { return }
+        let fd = signals.fd
+        retrying(ring) { () throws(Errno) in
+            try ring.preparePoll(fd: fd, events: RL_POLLIN, multishot: multishotPolls, userData: userData(.signals, 0))
+        }
+        signals.pollArmed = true
+    }
+
+    func signalsCompleted(_ completion: Ring.Completion, _ ring: Ring) {
+        if completion.flags & RL_CQE_F_MORE == 0 {
+            signals.pollArmed = false
+            if completion.result == -Errno.invalidArgument.rawValue { multishotPolls = false }
+        }
+        if completion.result > 0 && signals.fd >= 0 {
+            let fd = signals.fd
+            _ = signals.counts.withUnsafeMutableBufferPointer { rl_signalfd_take(fd, $0.baseAddress) }
+            for signo in signals.active {
+                post(signals.counts[Int(signo)], signal: signo)
+                signals.counts[Int(signo)] = 0
+            }
+        }
+        if !signals.active.isEmpty { armSignalPoll(ring) }
+    }
+
+    /// Signals Ringlet's handler caught on the program's threads (it wrote the eventfd).
+    func takeCaughtSignals() {
+        for signo in signals.active { post(rl_signal_take_caught(signo), signal: signo) }
+    }
+
+    func post(_ count: UInt32, signal signo: Int32) {
+        if count == 0 { return }
+        for source in signals.sources[Int(signo)] { source.post(UInt(count)) }
+    }
+}

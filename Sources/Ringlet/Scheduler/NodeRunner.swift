@@ -1,0 +1,95 @@
+/// The scheduler's run step: runs one node taken from a root run queue or from a
+/// queue's FIFO, whatever it carries — a closure, a work item, a queue's wake-up
+/// token (which drains a batch of that queue), a contended `sync`, or one of a
+/// source's own nodes. It returns the node to the pool before the work runs, so a
+/// long item does not hold a node, and marks the thread as running that queue's
+/// work at the item's QoS (`ThreadContext.enter`) for the item's duration.
+///
+/// Called by `Worker.execute` (nodes from the root run queues) and by the drains
+/// (DispatchQueue+Drain.swift) for nodes of a queue's FIFO.
+enum NodeRunner {
+    static func run(_ node: WorkNodeRef, from queue: DispatchQueue?, context: ThreadContext) {
+        let priority = node.pointee.priority
+        let root = node.pointee.submittedRoot
+        switch node.pointee.kind {
+        case .block:
+            // Move the closure and group out: no reference-count traffic.
+            let block = node.pointee.takeBlock()!
+            let group = node.pointee.takeGroup()
+            release(node, context)
+            let saved = context.enter(owner(queue, priority, root), at: priority)
+            block()
+            context.restore(saved)
+            context.counters.countRan(priority.level)
+            group?.leave()
+        case .workItem:
+            let item = unsafeDowncast(node.pointee.takeObject().unsafelyUnwrapped, to: DispatchWorkItem.self)
+            let group = node.pointee.takeGroup()
+            let ticket = node.pointee.ticket
+            release(node, context)
+            let saved = context.enter(owner(queue, priority, root), at: priority)
+            let ran = item.invokeFromQueue(ticket: ticket)
+            context.restore(saved)
+            if ran { context.counters.countRan(priority.level) }
+            group?.leave()
+        case .queueToken:
+            let child = unsafeDowncast(node.pointee.object.unsafelyUnwrapped, to: DispatchQueue.self)
+            if node == child.embeddedToken { child.releaseEmbeddedToken() } else { release(node, context) }
+            child.drain(tokenPriority: priority, from: queue, context: context, topLevel: queue == nil)
+        case .sourceNode:
+            // The source's own node: not released to the pool; the source may push it
+            // again while it runs. `source` keeps the source alive meanwhile.
+            let source = unsafeDowncast(node.pointee.object.unsafelyUnwrapped, to: DispatchSource.self)
+            let saved = context.enter(owner(queue, priority, root), at: priority)
+            source.run(node)
+            context.restore(saved)
+            context.counters.countRan(priority.level)
+        case .syncWaiter:
+            let waiter = unsafeDowncast(node.pointee.takeObject().unsafelyUnwrapped, to: SyncWaiter.self)
+            let borrowed = waiter.callerHolds.count
+            context.outerQueues.append(contentsOf: waiter.callerHolds)
+            runLentClosure(node.pointee.takeBlock()!, queue: queue, priority: priority, root: root,
+                           context: context, node: node)
+            context.outerQueues.removeLast(borrowed)
+            // `sync` lent us its closure through withoutActuallyEscaping: our last
+            // reference died with runLentClosure's frame, so the caller may go on.
+            waiter.signal()
+        }
+    }
+
+    /// Gives a contended sync's caller the queue's slot: the node (and with it the
+    /// lent closure) is released first, then the caller is woken to run it itself.
+    static func handOver(_ node: WorkNodeRef, context: ThreadContext) {
+        let waiter = unsafeDowncast(node.pointee.takeObject().unsafelyUnwrapped, to: SyncWaiter.self)
+        release(node, context)
+        waiter.signal(handedOver: true)
+    }
+
+    @inline(never)
+    private static func runLentClosure(_ block: () -> Void, queue: DispatchQueue?, priority: QoSPriority,
+                                       root: UInt8, context: ThreadContext, node: WorkNodeRef) {
+        release(node, context)
+        let saved = context.enter(owner(queue, priority, root), at: priority)
+        block()
+        context.restore(saved)
+    }
+
+    /// The queue an item runs on, unretained: the draining queue (kept alive by its
+    /// token) or, for a node from a root run queue, the global queue of its QoS. A
+    /// retain here would write the queue's reference count, a cache line its
+    /// producers write too.
+    @inline(__always)
+    private static func owner(_ queue: DispatchQueue?, _ priority: QoSPriority,
+                              _ root: UInt8) -> Unmanaged<DispatchQueue> {
+        if let queue { return Unmanaged.passUnretained(queue) }
+        if root != 0, let level = QoSLevel(rawValue: Int(root) - 1) {
+            return RootQueues.shared.unmanagedQueue(for: level)
+        }
+        return RootQueues.shared.unmanagedQueue(for: priority.level)
+    }
+
+    @inline(__always)
+    private static func release(_ node: WorkNodeRef, _ context: ThreadContext) {
+        RuntimeParts.withPool { $0.release(node, context: context) }
+    }
+}

@@ -1,0 +1,94 @@
+import CRinglet
+
+// The manager thread's side of timers: arming one (an asyncAfter item, a timer
+// source, the stall watch's tick) in the timer structure, keeping exactly one
+// io_uring timeout armed for the earliest window, and firing every timer whose
+// window contains the instant the manager woke. Manager thread only, but for
+// `leewayForAfter`.
+
+extension ManagerThread {
+    /// The leeway a one-shot gets: GCD's `dispatch_after` rule (a tenth of the delay,
+    /// 1 ms to 60 s) widened by the QoS policy.
+    func leewayForAfter(delay: UInt64, level: QoSLevel) -> UInt64 {
+        let gcd = min(max(delay / 10, 1_000_000), 60_000_000_000)
+        return leewayPolicy.leeway(requested: gcd, period: delay, level: level, strict: false)
+    }
+
+    /// Adds a timer; a wall-clock deadline is converted to the monotonic clock with
+    /// today's offset, which is kept to follow later changes of the clock.
+    @discardableResult
+    func armTimer(deadline: UInt64, wall: Bool, interval: UInt64, leeway: UInt64,
+                  owner: TimerOwner.Target) -> TimerQueue.Handle {
+        var monotonic = deadline
+        var offset: Int64?
+        if wall {
+            watchClockChanges()
+            let now = Self.wallClockOffset()
+            offset = now
+            monotonic = UInt64(max(Int64(bitPattern: deadline) &- now, 0))
+        }
+        let handle = timers.schedule(deadline: monotonic, leeway: leeway, interval: interval)
+        while timerOwners.count <= handle.slot { timerOwners.append(nil) }
+        timerOwners[handle.slot] = TimerOwner(target: owner, wallOffset: offset)
+        return handle
+    }
+
+    /// Wall clock minus monotonic clock, in nanoseconds.
+    static func wallClockOffset() -> Int64 {
+        WallClock.nanoseconds &- Int64(bitPattern: MonotonicClock.nanoseconds)
+    }
+
+    /// Keeps exactly one timeout armed, at `TimerQueue.nextAim`: a margin before the
+    /// end of the earliest window (never before its start).
+    func rearmTimeout(_ ring: Ring) {
+        let next = timers.nextAim()
+        lock.withLock { armedTimers = timers.armedCount }
+        if next == armedDeadline { return }
+        if armedDeadline != nil {
+            retrying(ring) { () throws(Errno) in
+                try ring.prepareTimeoutRemove(target: userData(.timeout, timeoutGeneration),
+                                              userData: userData(.timeoutRemove, timeoutGeneration))
+            }
+        }
+        armedDeadline = next
+        guard let next else { return }
+        timeoutGeneration &+= 1
+        retrying(ring) { () throws(Errno) in
+            try ring.prepareTimeout(deadline: next, userData: userData(.timeout, timeoutGeneration))
+        }
+    }
+
+    func fire(at now: UInt64) {
+        for firing in timers.fire(at: now) {
+            guard let owner = timerOwners[firing.handle.slot] else { continue }
+            switch owner.target {
+            case .action(let action):
+                timerOwners[firing.handle.slot] = nil
+                action()
+            case .source(let source):
+                // A repeating timer stays armed under a new generation; a one-shot is gone.
+                let current = timers.currentHandle(slot: firing.handle.slot)
+                if current == nil { timerOwners[firing.handle.slot] = nil }
+                source.registration.timer = current
+                source.timerFired(count: firing.count)
+            }
+        }
+    }
+
+    /// Applies a timer source's current schedule (replacing the armed one).
+    func reschedule(_ source: DispatchSource) {
+        guard source.registration.registered, !source.registration.removing else { return }
+        if let old = source.registration.timer {
+            timers.cancel(old)
+            timerOwners[old.slot] = nil
+            source.registration.timer = nil
+        }
+        guard let spec = source.lock.withLock({ source.timerSpec }), let deadline = spec.deadline else { return }
+        let level = QoSPriority(packed: source.eventPriority.load(ordering: .relaxed)).level
+        let now = spec.wall ? UInt64(max(WallClock.nanoseconds, 0)) : MonotonicClock.nanoseconds
+        let period = spec.interval > 0 ? spec.interval : (deadline > now ? deadline - now : 0)
+        let leeway = leewayPolicy.leeway(requested: spec.leeway, period: period, level: level, strict: spec.strict)
+        source.registration.timer = armTimer(deadline: deadline, wall: spec.wall, interval: spec.interval,
+                                             leeway: leeway, owner: .source(source))
+    }
+}

@@ -1,0 +1,59 @@
+import CRinglet
+
+// Wall-clock timers (`asyncAfter(wallDeadline:)`, `schedule(wallDeadline:)`) live in
+// the timer structure on the monotonic clock, converted with the offset between the
+// two clocks when scheduled. A CLOCK_REALTIME timerfd with TFD_TIMER_CANCEL_ON_SET,
+// polled on the ring, tells the manager when someone sets the clock (a board without
+// an RTC at NTP sync); it then moves every wall-clock timer by how much the offset
+// changed. Manager thread only.
+
+extension ManagerThread {
+    /// Arms the clock-change watch the first time a wall-clock timer is scheduled.
+    func watchClockChanges() {
+        guard clockWatchFD < 0, let ring = ringForSources else { return }
+        let fd = rl_clock_change_watch(-1)
+        if fd < 0 {
+            ringletWarning("timerfd refused (\(Errno(negated: fd).name)); wall-clock timers will not follow "
+                + "changes of the clock")
+            clockWatchFD = Int32.max  // do not try again
+            return
+        }
+        clockWatchFD = fd
+        armClockWatch(ring)
+    }
+
+    func armClockWatch(_ ring: Ring) {
+        let fd = clockWatchFD
+        retrying(ring) { () throws(Errno) in
+            try ring.preparePoll(fd: fd, events: RL_POLLIN, multishot: false, userData: userData(.clockChange, 0))
+        }
+    }
+
+    func clockChanged(_ completion: Ring.Completion, _ ring: Ring) {
+        if completion.result > 0 && rl_clock_change_watch(clockWatchFD) < 0 {
+            // The timerfd is closed: stop watching (timers keep their last offset).
+            ringletWarning("the wall-clock watch could not be re-armed; wall-clock timers will not follow "
+                + "further changes of the clock")
+            clockWatchFD = Int32.max
+        } else {
+            armClockWatch(ring)
+        }
+        moveWallClockTimers()
+    }
+
+    /// Moves every wall-clock timer by how much the wall clock moved against the
+    /// monotonic clock, so each still fires when the wall clock reads its deadline.
+    func moveWallClockTimers() {
+        let offset = Self.wallClockOffset()
+        for slot in timerOwners.indices {
+            guard var owner = timerOwners[slot], let old = owner.wallOffset, old != offset,
+                  let handle = timers.currentHandle(slot: slot),
+                  let deadline = timers.deadline(of: handle) else { continue }
+            let moved = max(Int64(bitPattern: deadline) &+ (old &- offset), 0)
+            guard let newHandle = timers.move(handle, to: UInt64(moved)) else { continue }
+            owner.wallOffset = offset
+            timerOwners[slot] = owner
+            if case .source(let source) = owner.target { source.registration.timer = newHandle }
+        }
+    }
+}
