@@ -314,8 +314,8 @@ enum RegressionScenarios {
                                        .global(), .global()]
         for (index, queue) in queues.enumerated() {
             queue.async(group: finished) { _ = long.wait(timeout: .now() + 20) }
-            guard eventually({ Runtime.statistics.blockedThreads == index + 1 }) else {
-                Issue.record("only \(Runtime.statistics.blockedThreads) of \(index + 1) blocked")
+            guard eventually({ blockedThreadCount == index + 1 }) else {
+                Issue.record("only \(blockedThreadCount) of \(index + 1) blocked")
                 return
             }
         }
@@ -362,7 +362,7 @@ enum RegressionScenarios {
             result.append(item.wait(timeout: .now() + 2))
             done.signal()
         }
-        #expect(eventually { Runtime.statistics.blockedThreads == 1 })
+        #expect(eventually { blockedThreadCount == 1 })
         firstGate.open()
         #expect(waited(done))
         #expect(result.values == [.success], "the userInitiated waiter was not served: \(result.values)")

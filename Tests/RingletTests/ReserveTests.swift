@@ -56,8 +56,8 @@ enum ReserveScenarios {
         }
         for (index, block) in blockers.enumerated() {
             block()
-            guard eventually({ Runtime.statistics.blockedThreads == index + 1 }) else {
-                Issue.record("\(wait): only \(Runtime.statistics.blockedThreads) of \(index + 1) workers blocked")
+            guard eventually({ blockedThreadCount == index + 1 }) else {
+                Issue.record("\(wait): only \(blockedThreadCount) of \(index + 1) workers blocked")
                 return
             }
         }
@@ -76,7 +76,7 @@ enum ReserveScenarios {
         #expect(waited(waiters), "\(wait): the releasing item did not run while every worker was blocked")
         #expect(bands.values == [.reserve], "\(wait): the releasing item ran on \(bands.values)")
         #expect(reserveInUse.values.first.map { $0 >= 1 } == true, "reserve in use: \(reserveInUse.values)")
-        #expect(eventually { Runtime.statistics.blockedThreads == 0 })
+        #expect(eventually { blockedThreadCount == 0 })
     }
 
     static func reserveMatchesBlockedCount() {
@@ -93,7 +93,7 @@ enum ReserveScenarios {
         }
         #expect(waited(busyStarted))
         DispatchQueue.global().async { semaphore.wait() }
-        #expect(eventually { Runtime.statistics.blockedThreads == 1 })
+        #expect(eventually { blockedThreadCount == 1 })
         // Default work piles up: exactly one reserve worker may run it.
         let meter = OverlapMeter()
         let gate = Gate()

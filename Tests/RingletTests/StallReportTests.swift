@@ -118,8 +118,8 @@ enum StallScenarios {
         for (offset, step) in steps.enumerated() {
             let index = alreadyBlocked + offset
             step()
-            guard eventually({ Runtime.statistics.blockedThreads == index + 1 }) else {
-                Issue.record("only \(Runtime.statistics.blockedThreads) of \(index + 1) pool threads blocked")
+            guard eventually({ blockedThreadCount == index + 1 }) else {
+                Issue.record("only \(blockedThreadCount) of \(index + 1) pool threads blocked")
                 return false
             }
         }
@@ -194,7 +194,7 @@ enum StallScenarios {
         // Both items must run before either syncs: they start together and block together.
         a.async { aRunning.open(); bRunning.pass(); b.sync {} }
         b.async { bRunning.open(); aRunning.pass(); a.sync {} }
-        guard eventually({ Runtime.statistics.blockedThreads == 2 }) else {
+        guard eventually({ blockedThreadCount == 2 }) else {
             Issue.record("the two items did not block in sync")
             return
         }

@@ -259,3 +259,7 @@ func timerIsDisarmed(_ timer: DispatchSourceTimer) -> Bool {
     let source = timer as! DispatchSource
     return onManager { source.registration.timer == nil } ?? false
 }
+
+/// Pool threads inside a Ringlet wait now: `Runtime.statistics.blockedThreads`
+/// without the /proc reads the full statistics make (tests poll it every millisecond).
+var blockedThreadCount: Int { Runtime.shared.scheduler.blockedThreads { _ in true } }
