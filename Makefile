@@ -21,7 +21,7 @@ SWIFT        ?= swift
 SUDO         := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 EMBEDDED_DIR := .build-embedded
 EMBEDDED_TARGET ?= x86_64-unknown-linux-gnu
-EMBEDDED_FLAGS := -target $(EMBEDDED_TARGET) -enable-experimental-feature Embedded -wmo -Osize
+EMBEDDED_FLAGS := -target $(EMBEDDED_TARGET) -enable-experimental-feature Embedded -wmo -Osize -swift-version 6
 # Suites ThreadSanitizer skips, each for a reason (every other suite runs under it; a new
 # suite runs under it unless it is named here):
 # - ThreadCountTests: counts the process's threads exactly, and TSan's runtime adds a thread.
@@ -126,7 +126,7 @@ CROSS_DIR     := .build-cross/$(BOARD)
 # swiftc emits LLVM IR, which clang compiles with one section per function: swiftc's own
 # -function-sections is ignored here and -emit-bc crashes (Swift 6.3.1), and without
 # per-function sections --gc-sections cannot drop unused runtime code.
-CROSS_SWIFT_FLAGS := -target $(CROSS_ARCH)-none-none-elf -enable-experimental-feature Embedded -wmo -Osize
+CROSS_SWIFT_FLAGS := -target $(CROSS_ARCH)-none-none-elf -enable-experimental-feature Embedded -wmo -Osize -swift-version 6
 CROSS_CLANG   := $(dir $(shell command -v $(SWIFT) 2>/dev/null))clang
 CROSS_SECTIONS := -Os -ffunction-sections -fdata-sections
 # LLVM's GlobalMerge (on for AArch64) puts globals of different types into one section, so

@@ -32,7 +32,7 @@ let package = Package(
         .target(
             name: "Ringlet",
             dependencies: ["CRinglet"],
-            swiftSettings: [.swiftLanguageMode(.v5)]
+            swiftSettings: [.swiftLanguageMode(.v6)]
         ),
         // The command-line tool: demo workload, benchmarks against the toolchain's Dispatch.
         .executableTarget(
@@ -49,19 +49,19 @@ let package = Package(
         .executableTarget(
             name: "RingletChecks",
             dependencies: ["Ringlet"],
-            swiftSettings: [.swiftLanguageMode(.v5)]
+            swiftSettings: [.swiftLanguageMode(.v6)]
         ),
         // A small demo that uses only Ringlet: built here by SwiftPM and, for boards, in
         // Embedded Swift mode by `make cross` (size) and run on an emulated board by `make sim`.
         .executableTarget(
             name: "RingletDemo",
             dependencies: ["Ringlet"],
-            swiftSettings: [.swiftLanguageMode(.v5)]
+            swiftSettings: [.swiftLanguageMode(.v6)]
         ),
         .testTarget(
             name: "RingletTests",
             dependencies: ["Ringlet", "CRinglet"],
-            swiftSettings: [.swiftLanguageMode(.v5)]
+            swiftSettings: [.swiftLanguageMode(.v6)]
         ),
     ]
 )

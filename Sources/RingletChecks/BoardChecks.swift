@@ -8,7 +8,7 @@ import Ringlet
 private func same(_ a: String, _ b: String) -> Bool { a.utf8.elementsEqual(b.utf8) }
 
 /// Adds the board-profile checks to `harness`.
-func runBoardChecks(_ harness: inout CheckHarness) {
+func runBoardChecks(_ harness: CheckHarness) {
     let machine = MachineFacts(onlineCPUs: 4, memoryMegabytes: 2048)
 
     harness.run("every built-in board profile parses and fits its memory budget") {

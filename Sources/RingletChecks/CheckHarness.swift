@@ -4,11 +4,12 @@ import Synchronization
 /// A tiny test harness that also works in Embedded Swift (no XCTest, no Foundation):
 /// each check returns nil when it passed or a message saying what went wrong.
 /// The program ends with "N passed, N failed" and exits non-zero on any failure.
-struct CheckHarness {
+/// @unchecked Sendable: only the main thread runs checks and reads the tallies.
+final class CheckHarness: @unchecked Sendable {
     private(set) var passed = 0
     private(set) var failed = 0
 
-    mutating func run(_ name: String, _ body: () -> String?) {
+    func run(_ name: String, _ body: () -> String?) {
         if let failure = body() {
             failed += 1
             print("FAIL \(name): \(failure)")

@@ -19,7 +19,7 @@ private func mismatches(_ data: DispatchData, from start: Int) -> Int {
 }
 
 /// Adds the I/O checks to `harness`.
-func runIOChecks(_ harness: inout CheckHarness, deadline: DispatchTime) {
+func runIOChecks(_ harness: CheckHarness, deadline: DispatchTime) {
     harness.run("a DispatchIO channel writes a file and reads it back in order") {
         // /tmp may be missing in an initramfs; the root is writable there.
         var path = "/tmp/ringlet-checks.io"

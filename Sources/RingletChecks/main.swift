@@ -4,7 +4,7 @@ import Ringlet
 // Swift, x86-64) and, on boards, by `make cross`/`make sim`. Every wait is bounded.
 
 let timeout = DispatchTime.now() + .seconds(20)
-var harness = CheckHarness()
+let harness = CheckHarness()
 
 harness.run("serial queue runs items once each, in FIFO order") {
     let queue = DispatchQueue(label: "checks.fifo")
@@ -178,22 +178,24 @@ harness.run("asyncAfter runs items after their deadlines, never before") {
     return early.value == 0 ? nil : "\(early.value) items ran before their deadline"
 }
 
-runSourceChecks(&harness, deadline: timeout)
-runIOChecks(&harness, deadline: timeout)
-runBoardChecks(&harness)
+runSourceChecks(harness, deadline: timeout)
+runIOChecks(harness, deadline: timeout)
+runBoardChecks(harness)
 
 harness.run("an idle pool makes no wakeups") {
     let group = DispatchGroup()
     for _ in 0..<16 { DispatchQueue.global().async(group: group) { } }
     if group.wait(timeout: timeout) != .success { return "timed out" }
-    // Let every worker finish parking: all listed as parked, and their switch count
-    // steady for 50 ms (a thread is listed just before its futex sleep). Bounded.
+    // Let every worker finish parking: all listed as parked, the stall watch's last
+    // look (the burst kept the workers busy) taken, and the switch count steady for
+    // 50 ms (a thread is listed just before its futex sleep). Bounded.
     var before = Runtime.statistics
     var settled = false
-    for _ in 0..<40 {
+    for _ in 0..<80 {
         _ = DispatchSemaphore(value: 0).wait(timeout: .now() + .milliseconds(50))
         let now = Runtime.statistics
-        if now.parkedThreads == now.workers + now.reserve && now.poolContextSwitches == before.poolContextSwitches {
+        if now.parkedThreads == now.workers + now.reserve && !now.stallWatchArmed
+            && now.poolContextSwitches == before.poolContextSwitches {
             settled = true
             break
         }

@@ -24,7 +24,7 @@ print("ringlet-demo: \(pool.workers) workers, \(pool.reserve) reserve, \(pool.ma
 
 // 1. A serial queue owns a running total: 1000 items, in order, then one sync read.
 let ledger = DispatchQueue(label: "demo.ledger", qos: .utility)
-var total = 0
+nonisolated(unsafe) var total = 0  // touched only on `ledger`
 for value in 1...1000 { ledger.async { total += value } }
 let sum = ledger.sync { total }
 print("serial queue: 1000 items summed to \(sum)")
@@ -33,7 +33,7 @@ print("serial queue: 1000 items summed to \(sum)")
 // by the serial queue (the only place that touches `chunkSums`).
 let workers = DispatchQueue(label: "demo.workers", qos: .userInitiated, attributes: .concurrent)
 let chunks = DispatchGroup()
-var chunkSums = [Int](repeating: 0, count: 8)
+nonisolated(unsafe) var chunkSums = [Int](repeating: 0, count: 8)  // only on `ledger`
 for chunk in 0..<8 {
     workers.async(group: chunks) {
         var partial = 0
@@ -47,7 +47,7 @@ print("concurrent queue + group: 8 chunks, total \(ledger.sync { chunkSums.reduc
 
 // 3. A semaphore hands five values from a background producer to this thread.
 let ready = DispatchSemaphore(value: 0)
-var produced = 0
+nonisolated(unsafe) var produced = 0  // only on `ledger`
 DispatchQueue.global(qos: .background).async {
     for _ in 0..<5 { ledger.sync { produced += 1 }; ready.signal() }
 }
@@ -57,7 +57,7 @@ print("semaphore: received \(ledger.sync { produced }) signals from a background
 // 4. A one-shot timer: asyncAfter, never early.
 let fired = DispatchSemaphore(value: 0)
 let asked = DispatchTime.now()
-var lateness = 0
+nonisolated(unsafe) var lateness = 0  // written before `fired` is signalled, read after
 DispatchQueue.global(qos: .userInitiated).asyncAfter(deadline: asked + .milliseconds(50)) {
     lateness = Int((DispatchTime.now().uptimeNanoseconds - asked.uptimeNanoseconds) / 1_000_000) - 50
     fired.signal()
@@ -67,9 +67,9 @@ print("asyncAfter: 50 ms timer fired \(lateness) ms late")
 
 // 5. A repeating timer source: five ticks 20 ms apart, then cancelled.
 let ticks = DispatchQueue(label: "demo.ticks", qos: .default)
-let timer = DispatchSource.makeTimerSource(queue: ticks)
+nonisolated(unsafe) let timer = DispatchSource.makeTimerSource(queue: ticks)  // Dispatch's sources are not Sendable
 let ticked = DispatchSemaphore(value: 0)
-var tickCount = 0
+nonisolated(unsafe) var tickCount = 0  // only on `ticks`
 timer.setEventHandler {
     tickCount += Int(timer.data)
     if tickCount >= 5 { timer.cancel() }

@@ -62,8 +62,9 @@ enum PoolScenarios {
             return source
         }
         let ran = AtomicCounter()
+        nonisolated(unsafe) let activating = sources  // Dispatch's sources are not Sendable
         let finished = finishes {
-            for source in sources { source.activate() }
+            for source in activating { source.activate() }
             // Two items that wait on each other need the pool's nodes for the rest.
             let group = DispatchGroup()
             let first = DispatchSemaphore(value: 0), second = DispatchSemaphore(value: 0)

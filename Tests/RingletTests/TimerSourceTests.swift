@@ -118,7 +118,8 @@ struct TimerSourceTests {
             timer.setCancelHandler { cancelled.leave() }
         }
         // Both are registered and neither has a deadline armed: nothing can fire.
-        #expect(onManager { [a, b].allSatisfy { ($0 as! DispatchSource).registration.registered } } == true)
+        let sources = [a, b].map { $0 as! DispatchSource }  // the concrete class is Sendable
+        #expect(onManager { sources.allSatisfy { $0.registration.registered } } == true)
         #expect(timerIsDisarmed(a) && timerIsDisarmed(b))
         settle(queue)
         a.cancel()

@@ -10,7 +10,8 @@ struct UserDataSourceTests {
         let total = AtomicCounter()
         source.setEventHandler { total.increment(by: Int(source.data)) }
         source.activate()
-        DispatchQueue.concurrentPerform(iterations: 1_000) { _ in source.add(data: 3) }
+        nonisolated(unsafe) let adding = source  // Dispatch's sources are not Sendable
+        DispatchQueue.concurrentPerform(iterations: 1_000) { _ in adding.add(data: 3) }
         #expect(eventually { total.value == 3_000 })
         source.cancel()
     }

@@ -1,4 +1,5 @@
 import CRinglet
+import Synchronization
 
 // Issuing requests and merging their completions (manager thread only).
 //

@@ -1,4 +1,5 @@
 import CRinglet
+import Synchronization
 
 // Polls on the ring for read, write, process and file-system sources. A poll's user
 // data is tag | slot generation (24 bits) | slot (32 bits), so a completion for a

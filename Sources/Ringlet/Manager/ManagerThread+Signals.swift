@@ -1,4 +1,5 @@
 import CRinglet
+import Synchronization
 
 // Signal sources: one signalfd for every watched signal, polled on the ring, and
 // Ringlet's handler in front of the program's own for signals that reach a thread

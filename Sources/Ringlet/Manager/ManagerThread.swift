@@ -14,6 +14,7 @@ import Synchronization
 ///   sleeping --(1) request or timeout completion--> running --(2) nothing left--> sleeping
 ///
 ///   (1) ManagerThread.submit / the kernel   (2) ManagerThread.run, after re-arming
+// @unchecked Sendable: manager-thread state is touched only by that thread; the rest under `lock` or atomic.
 final class ManagerThread: @unchecked Sendable {
     /// A timer's work, run on the manager thread when its window is reached: it
     /// only hands a node to a queue (never runs user code on the manager).
@@ -311,6 +312,7 @@ final class ManagerThread: @unchecked Sendable {
 }
 
 /// The manager thread's start result, handed to the thread that started it.
+// @unchecked Sendable: `value` under `lock`.
 private final class StartOutcome: @unchecked Sendable {
     let lock = FutexLock()
     private var value: RuntimeError??

@@ -37,22 +37,9 @@ enum KernelPriority {
         }
     }
 
-    private static let warned = WarnedBands()
+    private static let warned = WorkerBand.allCases.map { _ in WarnOnce() }
 
     private static func warnOnce(_ band: WorkerBand, _ message: String) {
-        if warned.claim(band) { ringletWarning(message) }
-    }
-}
-
-private final class WarnedBands: @unchecked Sendable {
-    private let lock = FutexLock()
-    private var bands: [Bool] = Array(repeating: false, count: WorkerBand.allCases.count)
-
-    func claim(_ band: WorkerBand) -> Bool {
-        lock.withLock {
-            if bands[band.rawValue] { return false }
-            bands[band.rawValue] = true
-            return true
-        }
+        if warned[band.rawValue].claim() { ringletWarning(message) }
     }
 }

@@ -181,6 +181,7 @@ extension DispatchQueue {
 }
 
 /// The caller of a contended `sync`, sleeping until a drainer has run its closure.
+// @unchecked Sendable: `finished`/`handedOverSlot` under `done`; `callerHolds` is immutable.
 final class SyncWaiter: @unchecked Sendable {
     /// The queues the waiting caller holds: while the drainer runs the closure for
     /// it, the drainer's thread counts as holding them too, so dispatchPrecondition

@@ -10,6 +10,7 @@ import Synchronization
 ///
 /// Cost: `async` takes one node from the runtime's fixed pool (and waits when the
 /// pool is full, see `RuntimeConfiguration.workNodes`); no thread is ever created.
+// @unchecked Sendable: `state` and `specifics` under `lock`; the rest is immutable or atomic.
 public final class DispatchQueue: DispatchObject, @unchecked Sendable {
     /// What kind of queue this is; fixed at creation.
     enum Kind {
@@ -157,6 +158,7 @@ public final class DispatchQueue: DispatchObject, @unchecked Sendable {
 }
 
 /// The global queues and the main queue, created once.
+// @unchecked Sendable: immutable after init.
 final class RootQueues: @unchecked Sendable {
     static let shared = RootQueues()
     let queues: [DispatchQueue]

@@ -1,4 +1,5 @@
 /// The main queue's drainer: the main thread, inside `dispatchMain()`.
+// @unchecked Sendable: its only state is a futex event (atomic word).
 final class MainThread: @unchecked Sendable {
     static let shared = MainThread()
     private let event = FutexEvent()

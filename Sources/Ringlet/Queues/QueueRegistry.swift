@@ -5,6 +5,7 @@
 /// `deinit`, under the registry's lock; so while a reader holds the lock, every
 /// registered queue is intact (its stored properties outlive the deinit body). The
 /// queues are linked intrusively (two words per queue); registering costs one lock.
+// @unchecked Sendable: the list is read and written under `lock` only.
 final class QueueRegistry: @unchecked Sendable {
     static let shared = QueueRegistry()
     private let lock = FutexLock()

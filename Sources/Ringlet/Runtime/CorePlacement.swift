@@ -63,20 +63,6 @@ public struct CorePlacement: Sendable, Equatable {
     private static let warned = WarnOnce()
 }
 
-/// A flag that lets one caller through, for one-time warnings.
-final class WarnOnce: @unchecked Sendable {
-    private let lock = FutexLock()
-    private var done = false
-
-    func claim() -> Bool {
-        lock.withLock {
-            if done { return false }
-            done = true
-            return true
-        }
-    }
-}
-
 /// One worker band as a profile sizes it, for reports (`ringlet board`). Not
 /// Equatable: comparing its String would pull Unicode tables into Embedded builds.
 public struct BandPlan: Sendable {

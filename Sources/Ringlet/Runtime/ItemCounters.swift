@@ -5,6 +5,7 @@ import CRinglet
 /// Each thread counts in its own `ThreadContext` with single-writer stores (no
 /// locked instruction on the per-item path); `Runtime.statistics` sums every live
 /// thread's counters and those of threads that have exited.
+// @unchecked Sendable: single-writer counters stored and read with relaxed atomics (rl_counter_*).
 final class ItemCounters: @unchecked Sendable {
     private let slots: UnsafeMutablePointer<Int64>
 
@@ -28,6 +29,7 @@ final class ItemCounters: @unchecked Sendable {
 }
 
 /// Every thread's counters, so statistics can add them up.
+// @unchecked Sendable: the lists under `lock`.
 final class CounterRegistry: @unchecked Sendable {
     static let shared = CounterRegistry()
     private let lock = FutexLock()

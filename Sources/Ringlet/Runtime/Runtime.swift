@@ -8,6 +8,7 @@ import CRinglet
 ///
 /// Starting creates every pool thread the runtime will ever have
 /// (`configuration.poolThreads`); nothing creates threads afterwards.
+// @unchecked Sendable: immutable after start; its parts synchronise themselves.
 public final class Runtime: @unchecked Sendable {
     /// The configuration in force.
     public let configuration: RuntimeConfiguration
@@ -108,11 +109,12 @@ public final class Runtime: @unchecked Sendable {
             workNodesInUse: pool.inUse, workNodesPeak: pool.peakInUse,
             workNodeCapacity: pool.capacity, workNodeExhaustionWaits: pool.exhaustionWaits,
             processThreads: ThreadControl.processThreadCount ?? -1,
-            poolContextSwitches: poolContextSwitches)
+            poolContextSwitches: poolContextSwitches, stallWatchArmed: snapshot.watching)
     }
 }
 
 /// Which runtime the process has: started explicitly, or on first use.
+// @unchecked Sendable: `starting` and `runtime` under `lock`.
 private final class StartRequest: @unchecked Sendable {
     static let shared = StartRequest()
     private let lock = FutexLock()

@@ -67,6 +67,11 @@ public struct RuntimeStatistics: Sendable {
     /// they started — their wake-ups and preemptions — or -1 when /proc is
     /// unreadable. An idle runtime adds none.
     public let poolContextSwitches: Int
+    /// The stall watch is looking: work waited for a thread, or every pool thread
+    /// is blocked. It looks every quarter of `deadlockGraceMilliseconds` until
+    /// neither holds, so after a burst that kept every worker busy the manager
+    /// wakes once more (up to that long later) before the runtime is idle.
+    public let stallWatchArmed: Bool
 
     /// Every thread the runtime created: workers, reserve and the manager.
     public var runtimeThreads: Int { workers + reserve + managerThreads }

@@ -1,3 +1,5 @@
+import Synchronization
+
 /// The stall watch: while runnable work waits for a thread, or every pool thread is
 /// blocked, the manager thread looks at the pool every quarter of the grace period
 /// (`deadlockGraceMilliseconds`) — and not at all otherwise, so an idle runtime
@@ -70,7 +72,8 @@ extension Scheduler {
     func scheduleWatchTick() {
         let manager = RuntimeParts.shared.manager.takeUnretainedValue()
         let period = watchTickNanoseconds
-        manager.submit(.oneShot(deadline: MonotonicClock.nanoseconds &+ period, leeway: period / 4, wall: false,
+        // A wide window: the look may share a wake-up with other timers.
+        manager.submit(.oneShot(deadline: MonotonicClock.nanoseconds &+ period, leeway: period / 2, wall: false,
                                 action: { [unowned(unsafe) self] in watchTick() }))
     }
 

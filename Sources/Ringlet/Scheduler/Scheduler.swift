@@ -15,6 +15,7 @@ import Synchronization
 /// pool's. The stall report takes queue locks and the queue registry's lock only
 /// after dropping the scheduler lock. Functions named `...Locked` run with the
 /// scheduler lock held.
+// @unchecked Sendable: run queues, idle lists, counts and the watch under `lock`; the hint is atomic.
 final class Scheduler: @unchecked Sendable {
     let configuration: RuntimeConfiguration
     let pool: WorkNodePool
@@ -245,13 +246,13 @@ final class Scheduler: @unchecked Sendable {
 
     // MARK: Statistics
 
-    func snapshot() -> (pending: [Int], blocked: Int, activeReserve: Int, parked: Int) {
+    func snapshot() -> (pending: [Int], blocked: Int, activeReserve: Int, parked: Int, watching: Bool) {
         lock.withLock {
             var pending = Array(repeating: 0, count: QoSLevel.count)
             for index in 0..<RunQueueIndex.count {
                 pending[RunQueueIndex.level(ofIndex: index).rawValue] += runQueues.count(at: index)
             }
-            return (pending, blockedCount, activeReserve, idle.reduce(0) { $0 + $1.count })
+            return (pending, blockedCount, activeReserve, idle.reduce(0) { $0 + $1.count }, watch.armed)
         }
     }
 }

@@ -19,6 +19,7 @@ import Synchronization
 /// After a second of waiting it prints one warning naming the pool, what holds its
 /// nodes and the key that sizes it. Workers give their cache back before they park,
 /// so an idle thread never holds nodes hostage.
+// @unchecked Sendable: shared state under `lock`; each thread's cache is its own (ThreadContext).
 final class WorkNodePool: @unchecked Sendable {
     let capacity: Int
     /// Most nodes a thread caches; it returns half when it holds more.

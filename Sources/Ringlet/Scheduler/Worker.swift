@@ -15,6 +15,7 @@ import Synchronization
 ///   (2) Scheduler.nextNode (takeLocked)      (3) Scheduler.nextNode, parking
 ///   (4) Scheduler.workerWillBlock, from BlockingWait.perform
 ///   (5) Scheduler.workerDidUnblock
+// @unchecked Sendable: `state` & co. under the scheduler lock; `context`/`threadID` set by its thread before it reports started.
 final class Worker: @unchecked Sendable {
     enum State: UInt8 {
         /// Sleeping on `event`, listed in the scheduler's idle list of its band.

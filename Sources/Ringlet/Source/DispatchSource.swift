@@ -21,6 +21,7 @@ import Synchronization
 ///
 ///   inactive --activate--> active --cancel--> cancelling --(manager let go)--> cancelled
 ///                                                           (cancel handler runs)
+// @unchecked Sendable: handlers under `lock`; events through atomics; `spare` owned by whoever set `deliveryQueued`; `registration` by the manager thread.
 public class DispatchSource: DispatchObject, @unchecked Sendable {
     /// What the source watches; fixed at creation.
     enum Kind {

@@ -36,6 +36,21 @@ func ringletWarning(_ message: String) {
     writeToStandardError("Ringlet: warning: \(message)")
 }
 
+/// A flag that lets one caller through, for one-time warnings.
+// @unchecked Sendable: `done` under `lock`.
+final class WarnOnce: @unchecked Sendable {
+    private let lock = FutexLock()
+    private var done = false
+
+    func claim() -> Bool {
+        lock.withLock {
+            if done { return false }
+            done = true
+            return true
+        }
+    }
+}
+
 #if DEBUG
 /// Tests: sees every line Ringlet writes to stderr, so a test can wait for a report
 /// (an event) instead of sleeping for as long as it might take.

@@ -6,6 +6,7 @@ import CRinglet
 /// The word counts "posts"; `wait` sleeps until the count differs from what the
 /// waiter saw (`snapshot`), so a post that lands between the check and the sleep is
 /// never lost (futex(2): FUTEX_WAIT returns EAGAIN when the word changed).
+// @unchecked Sendable: a pointer to a word used only through atomics and futex(2).
 struct FutexEvent: @unchecked Sendable {
     let word: UnsafeMutablePointer<UInt32>
 

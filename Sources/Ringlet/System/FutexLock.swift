@@ -11,6 +11,7 @@ import CRinglet
 /// Cost: one compare-and-swap to lock and one exchange to unlock when uncontended; a
 /// futex(2) call only when another thread is waiting. Not recursive: locking twice
 /// from one thread deadlocks.
+// @unchecked Sendable: a pointer to a word used only through atomics and futex(2).
 struct FutexLock: @unchecked Sendable {
     let word: UnsafeMutablePointer<UInt32>
 

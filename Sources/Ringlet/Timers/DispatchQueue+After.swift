@@ -66,6 +66,7 @@ extension DispatchQueue {
 
 /// A node taken at `asyncAfter` time, carried to the manager thread in the timer's
 /// action (a raw pointer is not Sendable).
+// @unchecked Sendable: the node belongs to the timer until the manager pushes it, once.
 private struct PendingNode: @unchecked Sendable {
     let node: WorkNodeRef
     init(_ node: WorkNodeRef) { self.node = node }

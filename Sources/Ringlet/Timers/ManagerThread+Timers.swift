@@ -1,4 +1,5 @@
 import CRinglet
+import Synchronization
 
 // The manager thread's side of timers: arming one (an asyncAfter item, a timer
 // source, the stall watch's tick) in the timer structure, keeping exactly one

@@ -1,4 +1,5 @@
 import CRinglet
+import Synchronization
 
 // Wall-clock timers (`asyncAfter(wallDeadline:)`, `schedule(wallDeadline:)`) live in
 // the timer structure on the monotonic clock, converted with the offset between the

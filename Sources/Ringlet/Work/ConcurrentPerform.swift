@@ -39,6 +39,7 @@ extension DispatchQueue {
 }
 
 /// Shared by the caller and the helpers of one `concurrentPerform`.
+// @unchecked Sendable: `work`, `completed` and `active` under `lock`; `next` is atomic.
 private final class PerformState: @unchecked Sendable {
     private let iterations: Int
     /// Indices claimed per atomic operation: about 16 claims per participant, so

@@ -7,6 +7,7 @@ import Synchronization
 /// A group has no owner, so waiting on it cannot raise anyone's QoS (use
 /// `DispatchWorkItem.wait()` for that). `leave()` without `enter()` traps, and so does
 /// releasing a group that still counts entered work.
+// @unchecked Sendable: the count is atomic; notifications under `lock`.
 public class DispatchGroup: DispatchObject, @unchecked Sendable {
     private let count = Atomic<Int>(0)
     private let lock = FutexLock()

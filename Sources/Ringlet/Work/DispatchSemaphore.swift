@@ -6,6 +6,7 @@ import Synchronization
 /// gives one back and wakes one waiter. Uncontended calls are a single atomic
 /// operation. Releasing a semaphore whose value is below the value it was created
 /// with traps (GCD's rule: some `wait()` was never balanced by a `signal()`).
+// @unchecked Sendable: the value and wake-ups are atomics.
 public class DispatchSemaphore: DispatchObject, @unchecked Sendable {
     private let initialValue: Int
     private let value: Atomic<Int>

@@ -7,6 +7,7 @@ import Synchronization
 /// an item cancelled before it runs still "runs" (returns at once), so waiters and
 /// notifications are released. Waiting raises the queue holding the item to the
 /// waiter's QoS (priority-inversion resolution, which semaphores cannot give).
+// @unchecked Sendable: mutable state under `lock`; `cancelled` is atomic.
 public class DispatchWorkItem: @unchecked Sendable {
     let qos: DispatchQoS
     let flags: DispatchWorkItemFlags
