@@ -193,19 +193,23 @@ package func benchLatencies(_ latencies: [UInt64]) -> [(String, Double)] {
 }
 
 /// Timestamps written by items on other threads, one slot each (no two writers share a slot).
-package struct BenchSlots: @unchecked Sendable {
+///
+/// `public`, not `package` like the rest of this module: Swift 6.3 does not inline a
+/// `package` subscript's accessors into another module even when `@inlinable`, and the
+/// latency row writes a slot in every measured item.
+public struct BenchSlots: @unchecked Sendable {
     @usableFromInline let base: UnsafeMutablePointer<UInt64>
 
-    package init(count: Int) {
+    public init(count: Int) {
         base = .allocate(capacity: count)
         base.initialize(repeating: 0, count: count)
     }
 
     @inlinable
-    package subscript(index: Int) -> UInt64 {
+    public subscript(index: Int) -> UInt64 {
         get { base[index] }
         nonmutating set { base[index] = newValue }
     }
 
-    package func deallocate() { base.deallocate() }
+    public func deallocate() { base.deallocate() }
 }
