@@ -34,15 +34,40 @@ let package = Package(
             dependencies: ["CRinglet"],
             swiftSettings: [.swiftLanguageMode(.v6)]
         ),
-        // The command-line tool: demo workload, benchmarks against the toolchain's Dispatch.
+        // The command-line tool: demo workload, soak, benchmarks against the toolchain's Dispatch.
         .executableTarget(
             name: "ringlet",
             dependencies: [
                 "Ringlet",
+                "BenchSupport",
+                "BenchWorkloadsDispatch",
+                "BenchWorkloadsRinglet",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Histogram", package: "hdrhistogram-swift"),
             ],
             swiftSettings: [.swiftLanguageMode(.v5)]
+        ),
+        // What both sides of `ringlet bench` share and that touches neither runtime: the
+        // rows and their sizes, clocks, /proc readers, the thread sampler, percentiles.
+        .target(
+            name: "BenchSupport",
+            dependencies: [.product(name: "Histogram", package: "hdrhistogram-swift")],
+            swiftSettings: [.swiftLanguageMode(.v5)]
+        ),
+        // The benchmark workloads, written once in Sources/BenchWorkloads (not a target of
+        // its own) and compiled twice: each of these two targets holds a link
+        // `Workloads -> ../BenchWorkloads` and a condition that picks `import Dispatch` or
+        // `import Ringlet` (see Sources/BenchWorkloads/Workloads.swift), plus one small
+        // file of what only its side does.
+        .target(
+            name: "BenchWorkloadsDispatch",
+            dependencies: ["BenchSupport"],
+            swiftSettings: [.define("BENCH_DISPATCH"), .swiftLanguageMode(.v5)]
+        ),
+        .target(
+            name: "BenchWorkloadsRinglet",
+            dependencies: ["BenchSupport", "Ringlet"],
+            swiftSettings: [.define("BENCH_RINGLET"), .swiftLanguageMode(.v5)]
         ),
         // Ringlet's behavioural checks as a standalone program: built by SwiftPM here and
         // in Embedded Swift mode by `make embedded` (and, for boards, `make cross`).

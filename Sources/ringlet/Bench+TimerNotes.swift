@@ -1,5 +1,6 @@
 // The notes under the table for the timer rows of `ringlet bench`: what each side's
 // child measured besides the headline. Imports neither Dispatch nor Ringlet.
+import BenchSupport
 
 extension Bench {
     /// The detail notes of one timer row (both sides succeeded).

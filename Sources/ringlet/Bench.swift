@@ -6,9 +6,17 @@
 // threads, allocations and leftover work never pollute the other's figures (thread
 // counts and RSS are per process), and so that a hang or crash of one side is
 // reported instead of stopping the run. This file imports neither Dispatch nor
-// Ringlet: the workloads are in BenchDispatch.swift and BenchRinglet.swift.
+// Ringlet: the workloads are written once, in Sources/BenchWorkloads, and compiled
+// into one module per side (see Workloads.swift there).
 import ArgumentParser
+import BenchSupport
+import BenchWorkloadsDispatch
+import BenchWorkloadsRinglet
 import Glibc
+
+/// The two sides: the same workloads, one module each (both name their type `Workloads`).
+typealias DispatchSide = BenchWorkloadsDispatch.Workloads
+typealias RingletSide = BenchWorkloadsRinglet.Workloads
 
 struct Bench: ParsableCommand {
     static let configuration = CommandConfiguration(

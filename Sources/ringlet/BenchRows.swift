@@ -1,28 +1,8 @@
-// The rows of `ringlet bench`, their sizes and their targets. Imports neither
-// Dispatch nor Ringlet: the workloads live in BenchDispatch.swift and BenchRinglet.swift.
-
-/// One row of the table; the raw value names it on the command line (`--only`, `--child`).
-enum BenchRow: String, CaseIterable {
-    case serialAsync = "serial-async"
-    case pingPong = "ping-pong"
-    case sync = "sync"
-    case concurrentPerform = "concurrent-perform"
-    case threads = "threads"
-    case latency = "latency"
-    case memory = "memory"
-    case idleWakeups = "idle-wakeups"
-    /// The next four rows read one workload (`workload`): repeating timers on a serial queue.
-    case timers = "timers"
-    case timersWindow = "timers-window"
-    case timersCPU = "timers-cpu"
-    case energy = "energy"
-    case strictLateness = "strict-lateness"
-    /// The next four rows read one workload (`workload`): DispatchIO on a file and a pipe.
-    case ioSequential = "io-seq-read"
-    case ioRandom = "io-random-read"
-    case ioPipe = "io-pipe"
-    case ioThreads = "io-threads"
-}
+// The table side of the rows of `ringlet bench`: titles, targets, headline figures,
+// rounds and time-outs. The rows themselves and their sizes are in
+// Sources/BenchSupport/BenchScale.swift, the workloads in Sources/BenchWorkloads.
+// Imports neither Dispatch nor Ringlet.
+import BenchSupport
 
 /// Which runtime a child process measures.
 enum BenchSide: String {
@@ -30,70 +10,6 @@ enum BenchSide: String {
     case ringlet
 
     var name: String { self == .dispatch ? "Dispatch" : "Ringlet" }
-}
-
-/// Sizes of the workloads (`--quick` shrinks them for smoke runs).
-struct BenchScale {
-    /// Empty items async onto one serial queue.
-    var serialItems: Int
-    /// Hops between two serial queues.
-    var hops: Int
-    /// `sync {}` calls from one thread.
-    var syncCalls: Int
-    /// `concurrentPerform` iterations.
-    var performIterations: Int
-    /// Timed repetitions per micro-benchmark (the best counts), after one warm-up.
-    var repetitions: Int
-    /// Items that each block, and how long each blocks.
-    var blockingItems: Int
-    var blockingNanoseconds: UInt64
-    /// Background items flooding the pool, and the CPU time each spins (at most).
-    var floodItems: Int
-    var floodCPUNanoseconds: UInt64
-    /// User-interactive items measured, and the gap between their submissions.
-    var interactiveItems: Int
-    var interactiveGapNanoseconds: UInt64
-    /// Queues (each holding `pendingPerQueue` items) for the memory row.
-    var queues: Int
-    var pendingPerQueue: Int
-    /// How long the idle-wakeups row watches the idle runtime's threads.
-    var idleNanoseconds: UInt64
-    /// Repeating timers of the timers rows, their interval and leeway, and how long
-    /// their context switches, CPU time and energy are measured.
-    var timers: Int
-    var timerIntervalNanoseconds: UInt64
-    var timerLeewayNanoseconds: UInt64
-    var timersNanoseconds: UInt64
-    /// Fires of the `.strict` timer (leeway 0) of the strict-lateness row, and its interval.
-    var strictFires: Int
-    var strictIntervalNanoseconds: UInt64
-    /// The I/O rows: the file read (from the page cache), random 4 KiB reads and how
-    /// many are kept in flight, bytes through the pipe, and timed runs of each.
-    var ioFileBytes: Int
-    var ioRandomReads: Int
-    var ioInFlight: Int
-    var ioPipeBytes: Int
-    var ioRepetitions: Int
-
-    static let full = BenchScale(
-        serialItems: 1_000_000, hops: 100_000, syncCalls: 1_000_000, performIterations: 1_000_000,
-        repetitions: 5, blockingItems: 256, blockingNanoseconds: 20_000_000,
-        floodItems: 64, floodCPUNanoseconds: 100_000_000, interactiveItems: 200,
-        interactiveGapNanoseconds: 2_000_000, queues: 10_000, pendingPerQueue: 10,
-        idleNanoseconds: 10_000_000_000, timers: 200, timerIntervalNanoseconds: 50_000_000,
-        timerLeewayNanoseconds: 25_000_000, timersNanoseconds: 3_000_000_000, strictFires: 300,
-        strictIntervalNanoseconds: 10_000_000, ioFileBytes: 256 << 20, ioRandomReads: 65_536, ioInFlight: 64,
-        ioPipeBytes: 256 << 20, ioRepetitions: 3)
-
-    static let quick = BenchScale(
-        serialItems: 100_000, hops: 10_000, syncCalls: 100_000, performIterations: 100_000,
-        repetitions: 1, blockingItems: 64, blockingNanoseconds: 20_000_000,
-        floodItems: 64, floodCPUNanoseconds: 100_000_000, interactiveItems: 50,
-        interactiveGapNanoseconds: 2_000_000, queues: 1_000, pendingPerQueue: 10,
-        idleNanoseconds: 2_000_000_000, timers: 200, timerIntervalNanoseconds: 50_000_000,
-        timerLeewayNanoseconds: 25_000_000, timersNanoseconds: 1_000_000_000, strictFires: 100,
-        strictIntervalNanoseconds: 10_000_000, ioFileBytes: 32 << 20, ioRandomReads: 8192, ioInFlight: 64,
-        ioPipeBytes: 32 << 20, ioRepetitions: 1)
 }
 
 extension BenchRow {

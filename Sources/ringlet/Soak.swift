@@ -5,6 +5,7 @@
 // that barriers ran alone. Exits 1 on any violation, on a thread count that moved, or
 // on memory above its bound; prints one summary line either way.
 import ArgumentParser
+import BenchSupport
 import Glibc
 import Ringlet
 import Synchronization

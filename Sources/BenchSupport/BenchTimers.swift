@@ -11,7 +11,7 @@ import Glibc
 /// A handler run covers `data` fires (more than 1 when fires coalesced); it is judged
 /// against the newest deadline it covers, `first + (fires + data - 1) × interval`, and
 /// is inside the window when it ran in [deadline, deadline + leeway + 1 ms].
-final class BenchTimerLog: @unchecked Sendable {
+package final class BenchTimerLog: @unchecked Sendable {
     let first: UInt64
     let interval: UInt64
     let leeway: UInt64
@@ -24,7 +24,7 @@ final class BenchTimerLog: @unchecked Sendable {
     /// Fires that shared a handler run with a later one (sum of `data - 1`).
     private(set) var coalesced = 0
 
-    init(first: UInt64, interval: UInt64, leeway: UInt64, expectedRuns: Int, limit: Int = .max) {
+    package init(first: UInt64, interval: UInt64, leeway: UInt64, expectedRuns: Int, limit: Int = .max) {
         self.first = first
         self.interval = interval
         self.leeway = leeway
@@ -33,7 +33,7 @@ final class BenchTimerLog: @unchecked Sendable {
     }
 
     /// Records one handler run; returns true once, on the run that reaches `limit`.
-    func record(data: UInt, now: UInt64) -> Bool {
+    package func record(data: UInt, now: UInt64) -> Bool {
         if fires >= limit { return false }
         let covered = max(Int(data), 1)
         let deadline = first &+ UInt64(fires + covered - 1) &* interval
@@ -46,7 +46,7 @@ final class BenchTimerLog: @unchecked Sendable {
 
 /// Fires, window counts and lateness percentiles of `logs` (all with the same leeway):
 /// `outside_window` = handler runs early or later than leeway + 1 ms.
-func benchTimerSummary(_ logs: [BenchTimerLog]) -> [(String, Double)] {
+package func benchTimerSummary(_ logs: [BenchTimerLog]) -> [(String, Double)] {
     let slack: Int64 = 1_000_000
     var runs = 0
     var early = 0
@@ -137,7 +137,7 @@ struct BenchEnergyMeter {
 /// While the calling thread sleeps `nanoseconds`: the context switches of every other
 /// thread (as the idle-wakeups row counts them), the process's CPU time and, when RAPL
 /// is readable, the packages' energy. `energy_available` is 0 when it is not.
-func benchMeasureWhileSleeping(nanoseconds: UInt64) -> [(String, Double)] {
+package func benchMeasureWhileSleeping(nanoseconds: UInt64) -> [(String, Double)] {
     let meter = BenchEnergyMeter()
     let me = benchCurrentThreadID()
     let switchesBefore = benchThreadSwitches(excluding: me)
@@ -163,7 +163,7 @@ func benchMeasureWhileSleeping(nanoseconds: UInt64) -> [(String, Double)] {
 }
 
 /// Sleeps until CLOCK_MONOTONIC reads `deadline` (at once when it has passed).
-func benchSleep(until deadline: UInt64) {
+package func benchSleep(until deadline: UInt64) {
     let now = benchNow()
     if deadline > now { benchSleep(nanoseconds: deadline - now) }
 }

@@ -1,25 +1,61 @@
-// The Dispatch side of `ringlet bench`: the toolchain's swift-corelibs-libdispatch.
-// This file imports Dispatch and never Ringlet, so `DispatchQueue` & co. are
-// Dispatch's. BenchRinglet.swift holds the same workloads, line for line, on Ringlet.
+// The workloads of `ringlet bench`, written once and compiled twice: into the module
+// BenchWorkloadsDispatch against the toolchain's Dispatch (swift-corelibs-libdispatch)
+// and into BenchWorkloadsRinglet against Ringlet, so the two sides run the same code.
+//
+// How: both runtimes define `DispatchQueue` & co., so no file can import both, and
+// SwiftPM refuses two targets that list the same file. So this directory is no target
+// of its own: each of the two targets in Package.swift holds a symbolic link
+// `Workloads -> ../BenchWorkloads` to it (SwiftPM follows it; git stores it as a link),
+// and defines a compilation condition, BENCH_DISPATCH or BENCH_RINGLET, that picks the
+// import at the top of every file here. Each module has its own `Workloads`; the
+// `ringlet` tool imports both and runs `BenchWorkloadsDispatch.Workloads.run` or
+// `BenchWorkloadsRinglet.Workloads.run` in a child process of its own
+// (Sources/ringlet/Bench.swift, where they are `DispatchSide` and `RingletSide`).
+//
+// What differs between the sides lives in each target's own small file, not here:
+// the hooks `runtimeStatistics()`, `pendingItemStatistics()` and `bringUpThreads(with:)`
+// in Sources/BenchWorkloadsDispatch/Workloads+Dispatch.swift and
+// Sources/BenchWorkloadsRinglet/Workloads+Ringlet.swift, which also starts Ringlet.
+//
+// Adding a row: its case in `BenchRow` and its sizes in `BenchScale`
+// (Sources/BenchSupport/BenchScale.swift); its title, target and headline figure in
+// Sources/ringlet/BenchRows.swift; and its workload once, here: a function returning
+// `key value` figures and its line in `run`. Both sides then run it; the compiler
+// points at every switch that needs the new case. A new file in this directory joins
+// both modules by itself: begin it with the same `#if` import. Helpers that touch no
+// runtime (clocks, /proc readers) go to Sources/BenchSupport. A workload on Swift
+// concurrency goes here too: in the Dispatch module its tasks run on the toolchain's
+// default executor, in the Ringlet module on Ringlet's once the runtime provides one;
+// a side that needs imports of its own is one more target of this kind.
+#if BENCH_RINGLET
+import Ringlet
+#elseif BENCH_DISPATCH
 import Dispatch
+#else
+#error("Sources/BenchWorkloads is compiled only through BenchWorkloadsDispatch and BenchWorkloadsRinglet")
+#endif
+import BenchSupport
 import Glibc
 import Synchronization
 
-enum DispatchSide {
-    static func run(_ row: BenchRow, _ scale: BenchScale, variant: String?) -> [(String, Double)] {
+package enum Workloads {
+    /// One row's workload: its figures as `key value` pairs, then the side's own statistics.
+    package static func run(_ row: BenchRow, _ scale: BenchScale, variant: String?) -> [(String, Double)] {
+        let out: [(String, Double)]
         switch row {
-        case .serialAsync: return serialAsync(scale)
-        case .pingPong: return pingPong(scale)
-        case .sync: return uncontendedSync(scale)
-        case .concurrentPerform: return concurrentPerform(scale)
-        case .threads: return blocking(scale, serialQueues: variant == "serial-queues")
-        case .latency: return latency(scale)
-        case .memory: return memory(scale)
-        case .idleWakeups: return idleWakeups(scale)
-        case .timers, .timersWindow, .timersCPU, .energy: return timers(scale)
-        case .strictLateness: return strictLateness(scale)
-        case .ioSequential, .ioRandom, .ioPipe, .ioThreads: return io(scale)
+        case .serialAsync: out = serialAsync(scale)
+        case .pingPong: out = pingPong(scale)
+        case .sync: out = uncontendedSync(scale)
+        case .concurrentPerform: out = concurrentPerform(scale)
+        case .threads: out = blocking(scale, serialQueues: variant == "serial-queues")
+        case .latency: out = latency(scale)
+        case .memory: out = memory(scale)
+        case .idleWakeups: out = idleWakeups(scale)
+        case .timers, .timersWindow, .timersCPU, .energy: out = timers(scale)
+        case .strictLateness: out = strictLateness(scale)
+        case .ioSequential, .ioRandom, .ioPipe, .ioThreads: out = io(scale)
         }
+        return out + runtimeStatistics()
     }
 
     /// ns per item for `n` empty items async onto one serial queue, then one `sync`.
@@ -192,24 +228,21 @@ enum DispatchSide {
             queues.append(queue)
         }
         let after = benchResidentBytes()
+        let pending = pendingItemStatistics()
         for queue in queues { queue.activate() }
         group.wait()
         queues.removeAll()
         let expected = scale.queues * scale.pendingPerQueue
         return [("rss_delta_bytes", Double(after - before)), ("rss_before_bytes", Double(before)),
                 ("items", Double(expected)), ("items_run", Double(counter.value.load(ordering: .relaxed)))]
+            + pending
     }
 
     /// Context switches of the runtime's threads (all but the calling one) while it is idle
     /// for `scale.idleNanoseconds`, after a warm-up of 20 small items.
     static func idleWakeups(_ scale: BenchScale) -> [(String, Double)] {
         let queue = DispatchQueue(label: "bench.idle")
-        // Touch Dispatch so that its threads exist: a few items on the default global
-        // queue and on a serial queue.
-        let touch = DispatchGroup()
-        for _ in 0..<4 { DispatchQueue.global().async(group: touch) {} }
-        for _ in 0..<4 { queue.async(group: touch) {} }
-        touch.wait()
+        bringUpThreads(with: queue)
         let counter = Counter()
         let group = DispatchGroup()
         for i in 0..<20 {

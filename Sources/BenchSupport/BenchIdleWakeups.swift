@@ -49,7 +49,7 @@ func benchThreadSwitches(excluding excluded: Int) -> [Int: (voluntary: Int, nonv
 /// and waited for them: settles 200 ms, then counts the context switches of every
 /// thread but the calling one while the calling thread sleeps `nanoseconds` in
 /// nanosleep (see `benchSwitchesBetween`).
-func benchIdleWakeups(nanoseconds: UInt64) -> [(String, Double)] {
+package func benchIdleWakeups(nanoseconds: UInt64) -> [(String, Double)] {
     benchSleep(nanoseconds: 200_000_000)
     let me = benchCurrentThreadID()
     let before = benchThreadSwitches(excluding: me)

@@ -3,7 +3,7 @@
 // Imports neither Dispatch nor Ringlet.
 import Glibc
 
-enum BenchIOFiles {
+package enum BenchIOFiles {
     /// The file the read rows read: `bytes` long, created once and left in the page
     /// cache for both sides; the parent removes it after the rows.
     static func path(bytes: Int) -> String { "/tmp/ringlet-bench-io-\(bytes >> 20)m" }
@@ -11,7 +11,7 @@ enum BenchIOFiles {
     /// Creates the file unless it is there with the right size; reads it once so
     /// that every side reads from the page cache. Returns its path.
     @discardableResult
-    static func prepare(bytes: Int) -> String {
+    package static func prepare(bytes: Int) -> String {
         let path = path(bytes: bytes)
         var st = stat()
         if stat(path, &st) != 0 || Int(st.st_size) != bytes {
@@ -34,10 +34,10 @@ enum BenchIOFiles {
         return path
     }
 
-    static func remove(bytes: Int) { unlink(path(bytes: bytes)) }
+    package static func remove(bytes: Int) { unlink(path(bytes: bytes)) }
 
     /// `count` 4 KiB-aligned offsets inside a file of `bytes`, the same for both sides.
-    static func randomOffsets(_ count: Int, bytes: Int) -> [Int] {
+    package static func randomOffsets(_ count: Int, bytes: Int) -> [Int] {
         var state: UInt64 = 0x9E37_79B9_7F4A_7C15
         let pages = UInt64(bytes / 4096)
         return (0..<count).map { _ in
@@ -48,19 +48,19 @@ enum BenchIOFiles {
 }
 
 /// A thread that writes `total` bytes to `fd` in 64 KiB writes, then closes it.
-final class BenchPipeWriter: @unchecked Sendable {
+package final class BenchPipeWriter: @unchecked Sendable {
     private let fd: Int32
     private let total: Int
     private var thread = pthread_t()
 
-    init(fd: Int32, total: Int) {
+    package init(fd: Int32, total: Int) {
         self.fd = fd
         self.total = total
     }
 
-    func start() { thread = benchStartThread { self.run() } }
+    package func start() { thread = benchStartThread { self.run() } }
 
-    func join() { pthread_join(thread, nil) }
+    package func join() { pthread_join(thread, nil) }
 
     private func run() {
         let block = [UInt8](repeating: 0x5A, count: 64 * 1024)

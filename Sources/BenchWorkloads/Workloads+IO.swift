@@ -1,10 +1,16 @@
-// The I/O rows on the toolchain's Dispatch. BenchIORinglet.swift holds the same
-// workloads, line for line, on Ringlet (the modules' type names clash).
+// The I/O rows of `ringlet bench`, compiled into both sides (see Workloads.swift).
+#if BENCH_RINGLET
+import Ringlet
+#elseif BENCH_DISPATCH
 import Dispatch
+#else
+#error("Sources/BenchWorkloads is compiled only through BenchWorkloadsDispatch and BenchWorkloadsRinglet")
+#endif
+import BenchSupport
 import Glibc
 import Synchronization
 
-extension DispatchSide {
+extension Workloads {
     /// Sequential read of the file, random 4 KiB reads with `ioInFlight` in flight,
     /// and a pipe stream; the best of `repetitions` each, and the peak thread count.
     static func io(_ scale: BenchScale) -> [(String, Double)] {

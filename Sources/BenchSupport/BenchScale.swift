@@ -1,0 +1,90 @@
+// The rows of `ringlet bench` and the sizes of their workloads: what the workloads
+// (Sources/BenchWorkloads) and the table (Sources/ringlet/BenchRows.swift) both read.
+// Imports neither Dispatch nor Ringlet.
+
+/// One row of the table; the raw value names it on the command line (`--only`, `--child`).
+package enum BenchRow: String, CaseIterable {
+    case serialAsync = "serial-async"
+    case pingPong = "ping-pong"
+    case sync = "sync"
+    case concurrentPerform = "concurrent-perform"
+    case threads = "threads"
+    case latency = "latency"
+    case memory = "memory"
+    case idleWakeups = "idle-wakeups"
+    /// The next four rows read one workload (`workload`): repeating timers on a serial queue.
+    case timers = "timers"
+    case timersWindow = "timers-window"
+    case timersCPU = "timers-cpu"
+    case energy = "energy"
+    case strictLateness = "strict-lateness"
+    /// The next four rows read one workload (`workload`): DispatchIO on a file and a pipe.
+    case ioSequential = "io-seq-read"
+    case ioRandom = "io-random-read"
+    case ioPipe = "io-pipe"
+    case ioThreads = "io-threads"
+}
+
+/// Sizes of the workloads (`--quick` shrinks them for smoke runs).
+package struct BenchScale {
+    /// Empty items async onto one serial queue.
+    package var serialItems: Int
+    /// Hops between two serial queues.
+    package var hops: Int
+    /// `sync {}` calls from one thread.
+    package var syncCalls: Int
+    /// `concurrentPerform` iterations.
+    package var performIterations: Int
+    /// Timed repetitions per micro-benchmark (the best counts), after one warm-up.
+    package var repetitions: Int
+    /// Items that each block, and how long each blocks.
+    package var blockingItems: Int
+    package var blockingNanoseconds: UInt64
+    /// Background items flooding the pool, and the CPU time each spins (at most).
+    package var floodItems: Int
+    package var floodCPUNanoseconds: UInt64
+    /// User-interactive items measured, and the gap between their submissions.
+    package var interactiveItems: Int
+    package var interactiveGapNanoseconds: UInt64
+    /// Queues (each holding `pendingPerQueue` items) for the memory row.
+    package var queues: Int
+    package var pendingPerQueue: Int
+    /// How long the idle-wakeups row watches the idle runtime's threads.
+    package var idleNanoseconds: UInt64
+    /// Repeating timers of the timers rows, their interval and leeway, and how long
+    /// their context switches, CPU time and energy are measured.
+    package var timers: Int
+    package var timerIntervalNanoseconds: UInt64
+    package var timerLeewayNanoseconds: UInt64
+    package var timersNanoseconds: UInt64
+    /// Fires of the `.strict` timer (leeway 0) of the strict-lateness row, and its interval.
+    package var strictFires: Int
+    package var strictIntervalNanoseconds: UInt64
+    /// The I/O rows: the file read (from the page cache), random 4 KiB reads and how
+    /// many are kept in flight, bytes through the pipe, and timed runs of each.
+    package var ioFileBytes: Int
+    package var ioRandomReads: Int
+    package var ioInFlight: Int
+    package var ioPipeBytes: Int
+    package var ioRepetitions: Int
+
+    package static let full = BenchScale(
+        serialItems: 1_000_000, hops: 100_000, syncCalls: 1_000_000, performIterations: 1_000_000,
+        repetitions: 5, blockingItems: 256, blockingNanoseconds: 20_000_000,
+        floodItems: 64, floodCPUNanoseconds: 100_000_000, interactiveItems: 200,
+        interactiveGapNanoseconds: 2_000_000, queues: 10_000, pendingPerQueue: 10,
+        idleNanoseconds: 10_000_000_000, timers: 200, timerIntervalNanoseconds: 50_000_000,
+        timerLeewayNanoseconds: 25_000_000, timersNanoseconds: 3_000_000_000, strictFires: 300,
+        strictIntervalNanoseconds: 10_000_000, ioFileBytes: 256 << 20, ioRandomReads: 65_536, ioInFlight: 64,
+        ioPipeBytes: 256 << 20, ioRepetitions: 3)
+
+    package static let quick = BenchScale(
+        serialItems: 100_000, hops: 10_000, syncCalls: 100_000, performIterations: 100_000,
+        repetitions: 1, blockingItems: 64, blockingNanoseconds: 20_000_000,
+        floodItems: 64, floodCPUNanoseconds: 100_000_000, interactiveItems: 50,
+        interactiveGapNanoseconds: 2_000_000, queues: 1_000, pendingPerQueue: 10,
+        idleNanoseconds: 2_000_000_000, timers: 200, timerIntervalNanoseconds: 50_000_000,
+        timerLeewayNanoseconds: 25_000_000, timersNanoseconds: 1_000_000_000, strictFires: 100,
+        strictIntervalNanoseconds: 10_000_000, ioFileBytes: 32 << 20, ioRandomReads: 8192, ioInFlight: 64,
+        ioPipeBytes: 32 << 20, ioRepetitions: 1)
+}
