@@ -4,14 +4,15 @@
 #   make build      debug build of every target
 #   make run        build and run the main job: `ringlet demo`
 #   make test       unit + integration tests, the ThreadSanitizer and AddressSanitizer passes, a short
-#                   soak, Embedded Swift build and checks, and the checks on the emulated
-#                   raspberry-pi-zero-2w (make sim)
+#                   soak, the documentation (no broken link), Embedded Swift build and checks, and
+#                   the checks on the emulated raspberry-pi-zero-2w (make sim)
 #   make tsan       the test suites under ThreadSanitizer (all but TSAN_SKIP, each with its reason)
 #   make asan       the test suites under AddressSanitizer with leak checking
 #   make soak       the reliability run: 10^7 items, every one exactly once, memory and threads
 #                   bounded; then the same on a 64-node pool (release build)
 #   make embedded   compile Ringlet in Embedded Swift mode, link the checks program, run it
 #   make bench      release build, Ringlet vs the toolchain's Dispatch (prints a table)
+#   make docs       the documentation (Sources/Ringlet/Ringlet.docc and the API) into .build/docs
 #   make deps-cross the aarch64 toolchain, arm64 liburing, qemu-system-aarch64, cpio
 #   make cross      cross-compile the checks and the demo for BOARD (Embedded Swift; and the
 #                   full-Swift build when an SDK for the board's target is installed)
@@ -28,7 +29,7 @@ EMBEDDED_FLAGS := -target $(EMBEDDED_TARGET) -enable-experimental-feature Embedd
 TSAN_SKIP    := ThreadCountTests
 ASAN_OPTIONS_TEST := ASAN_OPTIONS=detect_leaks=1 LSAN_OPTIONS=suppressions=$(CURDIR)/Tests/lsan.supp
 
-.PHONY: deps build run test unit tsan asan soak soak-short embedded bench clean deps-cross cross sim
+.PHONY: deps build run test unit tsan asan soak soak-short embedded bench docs clean deps-cross cross sim
 
 deps:
 	@command -v pkg-config >/dev/null || { $(SUDO) apt-get update -qq && $(SUDO) apt-get install -y -qq pkg-config; }
@@ -55,7 +56,7 @@ run: deps
 	$(SWIFT) build --product ringlet
 	$$($(SWIFT) build --show-bin-path)/ringlet demo
 
-test: unit tsan asan soak-short embedded sim
+test: unit tsan asan soak-short docs embedded sim
 
 unit: deps
 	$(SWIFT) build --build-tests
@@ -122,7 +123,7 @@ CROSS_CC      := $(CROSS_GNU)-gcc
 CROSS_STRIP   := $(CROSS_GNU)-strip
 CROSS_DIR     := .build-cross/$(BOARD)
 # Embedded Swift has no *-linux-gnu target; the bare-metal triple for the same
-# architecture produces code that links against glibc (DESIGN.md, "Reaching a board").
+# architecture produces code that links against glibc (the BoardProfiles article, "Reaching a board").
 # swiftc emits LLVM IR, which clang compiles with one section per function: swiftc's own
 # -function-sections is ignored here and -emit-bc crashes (Swift 6.3.1), and without
 # per-function sections --gc-sections cannot drop unused runtime code.
@@ -240,6 +241,14 @@ sim: cross
 bench: deps
 	$(SWIFT) build -c release --product ringlet
 	$$($(SWIFT) build -c release --show-bin-path)/ringlet bench
+
+# The DocC catalog and the public API, built by swift-docc-plugin; warnings (a broken link,
+# a symbol that does not exist) fail the build. Open .build/docs/index.html through a web
+# server, or `swift package preview-documentation --target Ringlet`.
+docs: deps
+	$(SWIFT) package --allow-writing-to-directory .build/docs generate-documentation --target Ringlet \
+	  --output-path .build/docs --transform-for-static-hosting --warnings-as-errors
+	@echo "docs: .build/docs"
 
 clean:
 	rm -rf .build .build-tsan .build-asan $(EMBEDDED_DIR) .build-cross

@@ -12,6 +12,8 @@ let package = Package(
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
         .package(url: "https://github.com/HdrHistogram/hdrhistogram-swift", from: "0.2.0"),
+        // `make docs`: the DocC catalog Sources/Ringlet/Ringlet.docc.
+        .package(url: "https://github.com/swiftlang/swift-docc-plugin", from: "1.5.0"),
     ],
     // Language modes: the runtime, its checks, the demo and the tests build in Swift 6
     // mode (strict concurrency checking). The command-line tool and the benchmark

@@ -2,7 +2,8 @@
 //
 // Fixed-width C builtin types and opaque handles only: no libc or Linux header is
 // included here, so the Swift target imports nothing from the platform and builds in
-// Embedded Swift mode for any target (principle 7 of DESIGN.md). Every function
+// Embedded Swift mode for any target (Architecture, "One OS boundary": the DocC
+// article in Sources/Ringlet/Ringlet.docc). Every function
 // returns 0 or a positive value on success and a negative errno on failure, unless
 // its comment says otherwise.
 #ifndef RINGLET_H

@@ -6,7 +6,7 @@ import Synchronization
 /// an operation is done. Everything here runs on the manager thread except the three
 /// entry points marked "any thread", which only post requests.
 ///
-/// Bounds (DESIGN.md principle 1): at most `ioRequests` requests in flight in the
+/// Bounds (Architecture, "Fixed at start"): at most `ioRequests` requests in flight in the
 /// process, `ioQueueDepth` per operation, and `ioBufferBytes` of read buffers held.
 /// An operation that meets a bound waits in `waiting` and is pumped again when a
 /// request completes or a handler gives bytes back.

@@ -2,7 +2,7 @@ import CRinglet
 import Synchronization
 
 /// The manager thread: the one owner of the io_uring and of the timer structure
-/// (DESIGN.md principles 2 and 6).
+/// (Architecture: "One manager thread owns the io_uring", "Energy-efficient timers").
 ///
 /// Other threads never touch the ring. They push a request on a lock-free stack and
 /// wake the manager through an eventfd whose read stays armed on the ring — and skip

@@ -1,7 +1,7 @@
 import Synchronization
 
 /// The manager's inbox: a lock-free multi-producer stack that the manager empties
-/// all at once (DESIGN.md principle 2). Any thread pushes with one compare-and-swap;
+/// all at once (Architecture, "One manager thread"). Any thread pushes with one compare-and-swap;
 /// the manager takes the whole chain with one exchange and reverses it, so requests
 /// come out in the order they were pushed. With push-one/take-all there is no ABA.
 ///

@@ -39,7 +39,7 @@ struct SignalWatch {
 
 extension ManagerThread {
     /// Counts `source` as active, or traps when the profile's `sources` capacity is
-    /// spent (DESIGN.md principle 1: a pool's exhaustion names the pool and its key).
+    /// spent (Architecture, "Fixed at start": a pool's exhaustion names the pool and its key).
     /// Called once per source, by `activate()`; `releaseSourceCapacity` undoes it
     /// when the source has finished (its cancel handler ran).
     func claimSourceCapacity(for source: DispatchSource) {

@@ -53,7 +53,7 @@ extension DispatchQueue {
         return node
     }
 
-    /// The QoS an item runs at on this queue (GCD's rules, DESIGN.md "Propagation"):
+    /// The QoS an item runs at on this queue (GCD's rules; PortingFromDispatch in the docs):
     ///
     /// 1. The item's own QoS: `.noQoS` → none; an explicit QoS; else, unless
     ///    `.detached`, the submitter's (already with userInteractive → userInitiated).

@@ -1,4 +1,4 @@
-/// A board described as data (DESIGN.md principle 8): the board's cores, memory and
+/// A board described as data (Architecture, "Boards are data"): the board's cores, memory and
 /// cross-compile facts, and the `RuntimeConfiguration` the runtime starts with.
 ///
 /// Profiles are `key = value` text files in `Boards/` (documented in
@@ -157,7 +157,7 @@ public struct BoardProfile: Sendable {
     }
 }
 
-/// The memory a configuration fixes at start (DESIGN.md principle 1), term by term.
+/// The memory a configuration fixes at start (Architecture, "Fixed at start"), term by term.
 public struct MemoryPlan: Sendable, Equatable {
     /// Threads with a stack the runtime sizes: workers, reserve and the manager.
     public let threads: Int

@@ -1,6 +1,6 @@
 /// Why a board profile was refused: the file, the line (1-based; 0 when the problem
 /// is not on one line, such as a default value or an unreadable file), the key, and
-/// what is wrong with what to do (DESIGN.md principle 8).
+/// what is wrong with what to do (Architecture, "Boards are data").
 public struct BoardProfileError: Error, CustomStringConvertible, Sendable {
     /// The kinds of refusal, so that callers and tests need not parse the message.
     public enum Kind: Sendable, Equatable {

@@ -1,4 +1,4 @@
-/// Which CPUs each worker band runs on, on a big.LITTLE board (DESIGN.md principle 5:
+/// Which CPUs each worker band runs on, on a big.LITTLE board (Architecture, "Strict QoS":
 /// CPU placement from `cpu_capacity`).
 ///
 /// When a profile's `coreCapacities` are unequal, the cores with the highest capacity

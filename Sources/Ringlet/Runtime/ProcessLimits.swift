@@ -3,7 +3,7 @@ import CRinglet
 /// The limits that bound what the runtime creates — threads, their stacks, file
 /// descriptors — and how close the process and the system are to them, read when
 /// something was refused so that the message can say which limit it was, its value
-/// and how to raise it (DESIGN.md principle 11). Tests build one by hand.
+/// and how to raise it (Architecture, "Never silent"). Tests build one by hand.
 ///
 /// nil means "unlimited" for a limit and "unknown" for a count.
 public struct ProcessLimits: Sendable, Equatable {

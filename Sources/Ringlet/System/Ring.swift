@@ -1,7 +1,7 @@
 import CRinglet
 
 /// An io_uring, the Swift side of `rl_ring_*`: created by the thread that will own
-/// it and used by that thread only (the manager thread, DESIGN.md principle 2).
+/// it and used by that thread only (the manager thread: Architecture, "One manager thread").
 /// Submission helpers queue entries; `submitAndWait` hands them to the kernel.
 final class Ring {
     /// A completion: the `userData` of the request and its result (>= 0, or -errno).

@@ -1,7 +1,7 @@
 import CRinglet
 
 /// io_uring refused: the errno of io_uring_setup(2) and what the system says about
-/// it, turned into the cause and the fix (DESIGN.md principle 3).
+/// it, turned into the cause and the fix (Architecture, "io_uring for all I/O").
 public struct RingUnavailable: Error, CustomStringConvertible {
     public let errno: Errno
     /// /proc/sys/kernel/io_uring_disabled: 0, 1, 2, or nil when the kernel lacks it.

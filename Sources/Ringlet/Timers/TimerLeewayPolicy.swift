@@ -1,6 +1,6 @@
 /// How much leeway a timer really gets: what the caller asked for, widened for
 /// background and utility timers so that they coalesce with others and wake the
-/// board less (DESIGN.md principle 6). `.strict` timers are never widened.
+/// board less (Architecture, "Energy-efficient timers"). `.strict` timers are never widened.
 ///
 /// The minimum for a low-QoS timer is a percentage of its interval (of its delay for
 /// a one-shot), capped. Default and higher QoS keep exactly what they asked for.

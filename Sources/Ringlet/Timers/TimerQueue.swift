@@ -2,10 +2,11 @@
 /// clock, with no clock of its own (callers pass `now`), so tests run on virtual time.
 ///
 /// Every timer has a window [deadline, deadline + leeway]. The structure answers
-/// one question — when must the manager next wake? — with the latest instant that
-/// still serves the earliest-ending window: that window's end. At that instant it
-/// fires every timer whose window contains it (DESIGN.md principle 6). Timers never
-/// fire before their deadline, and a wake-up serves as many timers as possible.
+/// one question — when must the manager next wake? — with an instant just before
+/// the end of the earliest-ending window (`nextAim`), and then fires every timer
+/// whose window contains the instant the manager woke (Architecture, "Energy-efficient
+/// timers"). Timers never fire before their deadline, and a wake-up serves as many
+/// timers as possible.
 ///
 /// Two binary heaps index the timers, one by window end (when to wake) and one by
 /// deadline (which windows contain the wake instant). Entries removed or rescheduled
