@@ -290,6 +290,8 @@ int rl_ring_prep_cancel(rl_ring *ring, unsigned long long target, unsigned long 
 int rl_fd_describe(int fd, int *kind, long long *position, int *append);
 /// lseek(fd, position, SEEK_SET). 0 or -errno.
 int rl_fd_seek(int fd, long long position);
+/// lseek(fd, 0, SEEK_CUR): the descriptor's file position, or -errno.
+long long rl_fd_position(int fd);
 /// open(2) with O_CLOEXEC added; the fd or -errno.
 int rl_open(const char *path, int flags, unsigned int mode);
 /// unlink(2). 0 or -errno.
