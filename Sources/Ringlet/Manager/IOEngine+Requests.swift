@@ -216,6 +216,9 @@ extension IOEngine {
     private func wrote(_ entry: InFlight, _ result: Int32) {
         let operation = entry.operation
         if result < 0 {
+            // The write raised SIGPIPE in this thread, where it is blocked: take it, so
+            // that it cannot reach the program later (through a signal source, say).
+            if result == -brokenPipe { _ = rl_thread_take_pipe_signal() }
             operation.fail(operation.stopped ? Errno.cancelled.rawValue : -result, writtenBefore: entry.dataIndex)
             return
         }
@@ -265,3 +268,6 @@ extension IOEngine {
         if channel.type == .stream { leaveLane(operation, ring) }
     }
 }
+
+/// EPIPE: the reader of a pipe or socket has gone.
+private let brokenPipe: Int32 = 32

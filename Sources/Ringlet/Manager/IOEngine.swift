@@ -54,6 +54,8 @@ final class IOEngine: @unchecked Sendable {
     var lanes: [DescriptorLanes] = []
     /// Reads under way with a low water above 1 byte (see `relieveBudget`).
     var lowWaterReaders: [IOOperation] = []
+    /// SIGPIPE is blocked on the manager thread (done by the first write).
+    var pipeSignalBlocked = false
     var ioprioRefused = false
     // Statistics: written by the manager only, read by any thread.
     let inFlightCount = Atomic<Int>(0)
@@ -94,6 +96,13 @@ final class IOEngine: @unchecked Sendable {
         if channel.stopped {
             end(operation, error: Errno.cancelled.rawValue)
             return
+        }
+        if operation.isWrite && !pipeSignalBlocked {
+            // A write to a pipe or socket whose reader has gone raises SIGPIPE in the
+            // thread that issued it: this one. Blocked, it leaves EPIPE in the
+            // completion instead of ending the process (`wrote` takes the signal).
+            pipeSignalBlocked = true
+            _ = rl_thread_block_pipe_signal()
         }
         if channel.type == .stream && !enterLane(operation) { return }  // waits for its turn
         begin(operation, ring)
