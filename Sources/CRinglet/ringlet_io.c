@@ -32,6 +32,11 @@ int rl_fd_seek(int fd, long long position) {
     return lseek(fd, (off_t)position, SEEK_SET) < 0 ? -errno : 0;
 }
 
+long long rl_fd_position(int fd) {
+    off_t at = lseek(fd, 0, SEEK_CUR);
+    return at < 0 ? -errno : (long long)at;
+}
+
 int rl_open(const char *path, int flags, unsigned int mode) {
     for (;;) {
         int fd = open(path, flags | O_CLOEXEC, (mode_t)mode);

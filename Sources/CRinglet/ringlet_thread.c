@@ -10,6 +10,7 @@
 #include <linux/futex.h>
 #include <pthread.h>
 #include <sched.h>
+#include <signal.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/prctl.h>
@@ -100,6 +101,26 @@ int rl_resource_limit(int resource, unsigned long long *soft, unsigned long long
     *soft = limit.rlim_cur == RLIM_INFINITY ? ~0ULL : (unsigned long long)limit.rlim_cur;
     *hard = limit.rlim_max == RLIM_INFINITY ? ~0ULL : (unsigned long long)limit.rlim_max;
     return 0;
+}
+
+int rl_thread_block_pipe_signal(void) {
+    sigset_t set;
+    sigemptyset(&set);
+    sigaddset(&set, SIGPIPE);
+    return -pthread_sigmask(SIG_BLOCK, &set, NULL);
+}
+
+int rl_thread_take_pipe_signal(void) {
+    sigset_t set;
+    sigemptyset(&set);
+    sigaddset(&set, SIGPIPE);
+    struct timespec now = { 0, 0 };
+    for (;;) {
+        int r = sigtimedwait(&set, NULL, &now);
+        if (r == SIGPIPE) return 1;
+        if (r < 0 && errno == EINTR) continue;
+        return 0;  // EAGAIN: none pending
+    }
 }
 
 int rl_thread_id(void) { return (int)syscall(SYS_gettid); }

@@ -75,6 +75,15 @@ typedef void (*rl_thread_entry)(void *context);
 /// (0: the system default), with asynchronous signals blocked. Returns 0 or -errno
 /// (pthread_create(3)).
 int rl_thread_start(rl_thread_entry entry, void *context, unsigned long long stack_bytes);
+/// Blocks SIGPIPE in the calling thread (the manager, which issues DispatchIO's
+/// writes): a write to a pipe or socket whose reader has gone then fails with EPIPE
+/// instead of ending the process, and the signal stays pending on this thread only.
+int rl_thread_block_pipe_signal(void);
+/// Takes a SIGPIPE pending for the calling thread (sigtimedwait(2), no wait), so a
+/// blocked one raised by the thread's own write does not linger. 1 taken, 0 none.
+/// Call it only right after a write of this thread failed with EPIPE: with none of
+/// its own pending it would take one sent to the whole process.
+int rl_thread_take_pipe_signal(void);
 /// The kernel thread id of the caller (gettid(2)).
 int rl_thread_id(void);
 /// The process id (getpid(2)).
@@ -326,6 +335,8 @@ int rl_ring_prep_cancel(rl_ring *ring, unsigned long long target, unsigned long 
 int rl_fd_describe(int fd, int *kind, long long *position, int *append);
 /// lseek(fd, position, SEEK_SET). 0 or -errno.
 int rl_fd_seek(int fd, long long position);
+/// lseek(fd, 0, SEEK_CUR): the descriptor's file position, or -errno.
+long long rl_fd_position(int fd);
 /// open(2) with O_CLOEXEC added; the fd or -errno.
 int rl_open(const char *path, int flags, unsigned int mode);
 /// unlink(2). 0 or -errno.

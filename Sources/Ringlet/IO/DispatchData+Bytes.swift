@@ -65,16 +65,24 @@ extension DispatchData {
         return try body(copy.bindMemory(to: ContentType.self, capacity: Swift.max(count / MemoryLayout<ContentType>.stride, 1)))
     }
 
-    /// Copies the first `count` bytes to `pointer`, which must hold them.
+    /// Copies the first `count` bytes to `pointer`, which must hold them. Traps when
+    /// `count` is negative, more than the data has, or more than `pointer` holds.
     public func copyBytes(to pointer: UnsafeMutableRawBufferPointer, count: Int) {
-        precondition(count <= pointer.count, "DispatchData.copyBytes: buffer too small for \(count) bytes")
+        checkCopyCount(count)
+        if count > pointer.count {
+            ringletMisuse("DispatchData.copyBytes(to:count: \(count)): the buffer holds \(pointer.count) bytes")
+        }
         guard let base = pointer.baseAddress else { return }
         copyBytes(to: base, from: 0..<count)
     }
 
-    /// Copies the bytes in `range` to `pointer`, which must hold them.
+    /// Copies the bytes in `range` to `pointer`, which must hold them. Traps when
+    /// `range` is outside the data or longer than `pointer`.
     public func copyBytes(to pointer: UnsafeMutableRawBufferPointer, from range: Range<Int>) {
-        precondition(range.count <= pointer.count, "DispatchData.copyBytes: buffer too small for \(range.count) bytes")
+        if range.count > pointer.count {
+            ringletMisuse("DispatchData.copyBytes(to:from: \(range.lowerBound)..<\(range.upperBound)): the buffer "
+                + "holds \(pointer.count) bytes")
+        }
         guard let base = pointer.baseAddress else { return }
         copyBytes(to: base, from: range)
     }
@@ -82,6 +90,7 @@ extension DispatchData {
     /// The Swift 3 spellings.
     @available(swift, deprecated: 4, message: "Use copyBytes(to: UnsafeMutableRawBufferPointer, count: Int) instead")
     public func copyBytes(to pointer: UnsafeMutablePointer<UInt8>, count: Int) {
+        checkCopyCount(count)
         copyBytes(to: UnsafeMutableRawPointer(pointer), from: 0..<count)
     }
 
@@ -90,12 +99,22 @@ extension DispatchData {
         copyBytes(to: UnsafeMutableRawPointer(pointer), from: range)
     }
 
+    /// Traps unless `0 <= count <= self.count` (before `0..<count` could trap without a message).
+    private func checkCopyCount(_ count: Int) {
+        if count < 0 || count > self.count {
+            ringletMisuse("DispatchData.copyBytes(to:count: \(count)) asks for more than the data's \(self.count) "
+                + "bytes" + (count < 0 ? " (a negative count)" : ""))
+        }
+    }
+
     /// Copies as many bytes of `range` (nil: the whole data) as fit in `buffer`;
     /// returns how many bytes it copied. Traps when `range` is outside the data.
     public func copyBytes<DestinationType>(to buffer: UnsafeMutableBufferPointer<DestinationType>,
                                            from range: Range<Int>? = nil) -> Int {
         guard count > 0, let base = buffer.baseAddress else { return 0 }
-        let capacity = buffer.count * MemoryLayout<DestinationType>.stride
+        // A buffer of more bytes than Int can count holds all of any data.
+        let (bytes, overflow) = buffer.count.multipliedReportingOverflow(by: MemoryLayout<DestinationType>.stride)
+        let capacity = overflow ? Int.max : bytes
         let wanted: Range<Int>
         if let range {
             if range.isEmpty { return 0 }
@@ -114,7 +133,10 @@ extension DispatchData {
     /// Copies the bytes in `range` (within the data) to `destination`.
     func copyBytes(to destination: UnsafeMutableRawPointer, from range: Range<Int>) {
         if range.isEmpty { return }
-        precondition(range.lowerBound >= 0 && range.upperBound <= count, "DispatchData.copyBytes: range out of bounds")
+        if range.lowerBound < 0 || range.upperBound > count {
+            ringletMisuse("DispatchData.copyBytes(from: \(range.lowerBound)..<\(range.upperBound)) is outside the "
+                + "data's \(count) bytes")
+        }
         var r = regionIndex(containing: range.lowerBound)
         var location = range.lowerBound
         var written = 0

@@ -59,6 +59,10 @@ public struct DispatchData: RandomAccessCollection, @unchecked Sendable {
         case .unmap: release = .unmap(length: bytes.count)
         case .custom(let queue, let body): release = .custom(queue, body)
         }
+        if UInt(bitPattern: Int(bitPattern: base)).addingReportingOverflow(UInt(bytes.count)).overflow {
+            ringletMisuse("DispatchData(bytesNoCopy:) of \(bytes.count) bytes at 0x\(String(UInt(bitPattern: base), radix: 16)) runs past the end of "
+                + "the address space; pass the buffer's real count")
+        }
         let storage = DataStorage(base: UnsafeMutableRawPointer(mutating: base), capacity: bytes.count,
                                   release: release)
         appendRegion(DataRegion(storage: storage, start: 0, count: bytes.count))
@@ -79,6 +83,7 @@ public struct DispatchData: RandomAccessCollection, @unchecked Sendable {
     /// Appends a copy of `bytes`.
     public mutating func append(_ bytes: UnsafeRawBufferPointer) {
         guard bytes.baseAddress != nil, bytes.count > 0 else { return }
+        _ = countAfterAppending(bytes.count)  // before copying: a count past Int.max traps with both counts
         let storage = DataStorage(copying: bytes)
         appendRegion(DataRegion(storage: storage, start: 0, count: bytes.count))
     }
@@ -96,9 +101,20 @@ public struct DispatchData: RandomAccessCollection, @unchecked Sendable {
 
     mutating func appendRegion(_ region: DataRegion) {
         if region.count == 0 { return }
+        let total = countAfterAppending(region.count)
         starts.append(count)
         regions.append(region)
-        count += region.count
+        count = total
+    }
+
+    /// `count + more`; traps with both counts when that passes Int.max.
+    private func countAfterAppending(_ more: Int) -> Int {
+        let (total, overflow) = count.addingReportingOverflow(more)
+        if overflow {
+            ringletMisuse("DispatchData.append: the data's \(count) bytes and \(more) more exceed Int.max bytes; "
+                + "a buffer's count is wrong (bytesNoCopy of a made-up size?)")
+        }
+        return total
     }
 
     // MARK: Collection
@@ -111,7 +127,9 @@ public struct DispatchData: RandomAccessCollection, @unchecked Sendable {
 
     /// The byte at `index` (a binary search over the regions).
     public subscript(index: Int) -> UInt8 {
-        precondition(index >= 0 && index < count, "DispatchData index \(index) is out of bounds 0..<\(count)")
+        if index < 0 || index >= count {
+            ringletMisuse("DispatchData[\(index)] is outside the data's \(count) bytes (valid indices: 0..<\(count))")
+        }
         let r = regionIndex(containing: index)
         return regions[r].bytes[index - starts[r]]
     }

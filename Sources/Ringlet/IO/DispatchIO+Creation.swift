@@ -57,13 +57,16 @@ extension DispatchIO {
 
     /// Reads up to `maxLength` bytes (Int.max: to the end) from the descriptor's
     /// position and calls `handler` once on `queue` with all of it, or with what was
-    /// read and the errno. The descriptor stays the program's.
+    /// read and the errno. On a pipe or socket, as in Dispatch, it waits for the first
+    /// bytes and then hands over what is there, without waiting for `maxLength` or the
+    /// end. The descriptor stays the program's; the I/O of one descriptor is
+    /// serialised across calls and channels.
     public class func read(fromFileDescriptor: Int32, maxLength: Int, runningHandlerOn queue: DispatchQueue,
                            handler: @escaping (_ data: DispatchData, _ error: Int32) -> Void) {
         let channel = DispatchIO(type: .stream, fileDescriptor: fromFileDescriptor, queue: queue,
                                  cleanupHandler: { _ in })
         let collected = DataCollector()
-        channel.read(offset: 0, length: maxLength, queue: queue) { done, data, error in
+        channel.read(offset: 0, length: maxLength, queue: queue, endsWhenDrained: true) { done, data, error in
             if let data { collected.data.append(data) }
             if done {
                 handler(collected.data, error)
@@ -73,7 +76,8 @@ extension DispatchIO {
     }
 
     /// Writes `data` at the descriptor's position and calls `handler` once on `queue`:
-    /// nil and 0 when all was written, else what was left and the errno.
+    /// nil and 0 when all was written, else what was left and the errno. Concurrent
+    /// calls on one descriptor write one after another, each whole.
     public class func write(toFileDescriptor: Int32, data: DispatchData, runningHandlerOn queue: DispatchQueue,
                             handler: @escaping (_ data: DispatchData?, _ error: Int32) -> Void) {
         let channel = DispatchIO(type: .stream, fileDescriptor: toFileDescriptor, queue: queue,

@@ -13,9 +13,15 @@ import CRinglet
 /// Read handlers get data as it arrives, in pieces of at least the low water (default
 /// 1 byte: as it arrives) and at most the high water, and `done` exactly once. Errors
 /// are errno values; `ECANCELED` for operations a `.stop` close ended; a read past the
-/// end of the file ends with `done`, empty data and 0. The cleanup handler runs once,
-/// after `close` and the last operation's handler — or with the errno when the path
-/// could not be opened.
+/// end of the file ends with `done`, empty data and 0. A read that fails hands over
+/// what it holds first (not done, error 0), then `done` with nil data and the errno,
+/// as GCD does. The cleanup handler runs once, after `close` and the last operation's
+/// handler — or with the errno when the path could not be opened.
+///
+/// As libdispatch keeps one entry per descriptor, the `.stream` operations of every
+/// channel on one descriptor (the class functions' too) run one after another: on a
+/// regular file each continues from the descriptor's position, so concurrent writers
+/// append whole records instead of overwriting each other.
 public class DispatchIO: DispatchObject, @unchecked Sendable {
     /// The descriptor and whether the channel opened it (then the channel closes it).
     let descriptor: ChannelDescriptor
@@ -43,12 +49,12 @@ public class DispatchIO: DispatchObject, @unchecked Sendable {
     private var barrierRunning = false
     private var lowWater = 1
     private var highWater = Int.max
+    private var lowWaterWarned = false
     private var interval: (nanoseconds: UInt64, strict: Bool) = (0, false)
     // Manager thread only (see IOEngine):
-    var streamPosition: Int64 = 0
-    var activeStream: [IOOperation?] = [nil, nil]   // [read, write]
-    var waitingStream: [[IOOperation]] = [[], []]
     var stopped = false
+    /// The descriptor was found closed or reused once (warned once).
+    var reuseWarned = false
 
     /// An operation or a barrier waiting behind a barrier.
     private enum Held {
@@ -73,7 +79,6 @@ public class DispatchIO: DispatchObject, @unchecked Sendable {
         isRegularFile = error == 0 && kind == RL_FD_REGULAR
         if error == 0 && type == .random && !isRegularFile { error = 29 }  // ESPIPE: no offsets on a stream
         basePosition = position
-        streamPosition = position
         appends = append != 0
         self.failure = error
         super.init()
@@ -94,14 +99,40 @@ public class DispatchIO: DispatchObject, @unchecked Sendable {
     // MARK: Limits
 
     /// Handlers of reads started after this get at most `highWater` bytes at a time.
+    /// A low water above it comes down to it (as in GCD).
     public func setLimit(highWater: Int) {
-        lock.withLock { self.highWater = Swift.max(highWater, 1) }
+        lock.withLock {
+            self.highWater = Swift.max(highWater, 1)
+            self.lowWater = Swift.min(self.lowWater, self.highWater)
+        }
     }
 
     /// Handlers of reads started after this get data only once `lowWater` bytes are
-    /// there (or at the end, or at the interval). Default 1: data as it arrives.
+    /// there (or at the end, or at the interval). Default 1: data as it arrives. A
+    /// high water below it goes up to it (as in GCD).
+    ///
+    /// The bytes waiting for a handler come out of the runtime's bounded read buffers
+    /// (`ioBufferBytes`, shared by every channel), so:
+    /// - A low water above `ioBufferBytes` could never be met: it is clamped to
+    ///   `ioBufferBytes`, with one warning per channel naming its fd and the key.
+    /// - When the buffers are spent while reads wait below their low water (several
+    ///   channels each holding part of the budget), those reads hand over what they
+    ///   have, below their low water, so that no channel stalls the others; GCD
+    ///   would grow memory instead.
     public func setLimit(lowWater: Int) {
-        lock.withLock { self.lowWater = Swift.max(lowWater, 1) }
+        let budget = engine.pool.budget
+        let warn = lock.withLock { () -> Bool in
+            self.lowWater = Swift.min(Swift.max(lowWater, 1), budget)
+            self.highWater = Swift.max(self.highWater, self.lowWater)
+            let warn = lowWater > budget && !lowWaterWarned
+            if warn { lowWaterWarned = true }
+            return warn
+        }
+        if warn {
+            ringletWarning("\(name): setLimit(lowWater: \(lowWater)) is more than the runtime's read buffers hold "
+                + "('ioBufferBytes' \(budget)), so reads could never reach it; the channel uses \(budget). "
+                + "Raise 'ioBufferBytes' or ask for less")
+        }
     }
 
     /// Reads started after this deliver what they have every `interval`, even below
@@ -117,31 +148,48 @@ public class DispatchIO: DispatchObject, @unchecked Sendable {
 
     /// Reads `length` bytes (Int.max: to the end) at `offset` (ignored by `.stream`
     /// channels). `ioHandler` runs on `queue` with each piece, `done` once, last.
+    ///
+    /// EINVAL (as pread(2) answers) for a negative offset or length, and for a read
+    /// starting at or past the largest file offset (Int64.max).
     public func read(offset: Int, length: Int, queue: DispatchQueue,
                      ioHandler: @escaping (_ done: Bool, _ data: DispatchData?, _ error: Int32) -> Void) {
+        read(offset: offset, length: length, queue: queue, endsWhenDrained: false, handler: ioHandler)
+    }
+
+    /// `endsWhenDrained`: on a pipe or socket, the read ends once it has data and the
+    /// descriptor has no more (libdispatch's convenience read completes on EAGAIN).
+    func read(offset: Int, length: Int, queue: DispatchQueue, endsWhenDrained: Bool,
+              handler: @escaping (_ done: Bool, _ data: DispatchData?, _ error: Int32) -> Void) {
         let limits = lock.withLock { (lowWater, highWater) }
-        let operation = IOOperation(channel: self, isWrite: false, startOffset: startOffset(offset),
+        let start = startOffset(offset)
+        let operation = IOOperation(channel: self, isWrite: false, startOffset: start.offset,
                                     length: Swift.max(length, 0), writeData: .empty, queue: queue,
-                                    limits: limits, handler: ioHandler)
-        admit(operation, invalid: offset < 0 || length < 0)
+                                    limits: limits, endsWhenDrained: endsWhenDrained, handler: handler)
+        let fits = start.offset.map { IOOperation.rangeFits(start: $0, length: length, isWrite: false) } ?? true
+        admit(operation, invalid: offset < 0 || length < 0 || !start.valid || !fits)
     }
 
     /// Writes `data` at `offset` (ignored by `.stream` channels and O_APPEND files).
     /// `ioHandler` runs once with `done`: nil data when all was written, else the
-    /// data left unwritten and the errno.
+    /// data left unwritten and the errno (EINVAL for a negative offset, or a range
+    /// past the largest file offset).
     public func write(offset: Int, data: DispatchData, queue: DispatchQueue,
                       ioHandler: @escaping (_ done: Bool, _ data: DispatchData?, _ error: Int32) -> Void) {
-        let operation = IOOperation(channel: self, isWrite: true, startOffset: appends ? nil : startOffset(offset),
+        let start: (offset: Int64?, valid: Bool) = appends ? (nil, true) : startOffset(offset)
+        let operation = IOOperation(channel: self, isWrite: true, startOffset: start.offset,
                                     length: data.count, writeData: data, queue: queue,
-                                    limits: (1, Int.max), handler: ioHandler)
-        admit(operation, invalid: offset < 0)
+                                    limits: (1, Int.max), endsWhenDrained: false, handler: ioHandler)
+        let fits = start.offset.map { IOOperation.rangeFits(start: $0, length: data.count, isWrite: true) } ?? true
+        admit(operation, invalid: offset < 0 || !start.valid || !fits)
     }
 
-    /// `.random`: the file offset of channel offset `offset`; `.stream`: decided at
-    /// start (the channel's position on a file, none on a pipe).
-    private func startOffset(_ offset: Int) -> Int64? {
-        guard type == .random, isRegularFile else { return nil }
-        return basePosition + Int64(Swift.max(offset, 0))
+    /// `.random`: the file offset of channel offset `offset` (`valid` false when it
+    /// passes Int64.max); `.stream`: nil, decided at start (the descriptor's position
+    /// on a file, none on a pipe).
+    private func startOffset(_ offset: Int) -> (offset: Int64?, valid: Bool) {
+        guard type == .random, isRegularFile else { return (nil, true) }
+        let (sum, overflow) = basePosition.addingReportingOverflow(Int64(Swift.max(offset, 0)))
+        return overflow ? (nil, false) : (sum, true)
     }
 
     /// Hands an operation to the manager, or holds it behind a barrier, or ends it
@@ -261,33 +309,5 @@ public class DispatchIO: DispatchObject, @unchecked Sendable {
         descriptor.channelDone()
         let body = UncheckedSendable(handler)
         cleanupQueue.async { body.value(error) }
-    }
-}
-
-/// A descriptor shared by the channels made from one another; closed when the last
-/// of them is done with it, if a channel opened it.
-final class ChannelDescriptor: @unchecked Sendable {
-    let fd: Int32
-    private let owned: Bool
-    private let lock = FutexLock()
-    private var users = 1
-
-    init(fd: Int32, owned: Bool) {
-        self.fd = fd
-        self.owned = owned
-    }
-
-    deinit { lock.deallocate() }
-
-    /// Another channel uses the descriptor.
-    func share() { lock.withLock { users += 1 } }
-
-    /// A channel's cleanup ran; the last one closes a descriptor the channel opened.
-    func channelDone() {
-        let last = lock.withLock { () -> Bool in
-            users -= 1
-            return users == 0
-        }
-        if last && owned && fd >= 0 { rl_close(fd) }
     }
 }

@@ -2,15 +2,16 @@ import Synchronization
 
 /// One `read` or `write` of a channel, from the call to its last handler.
 ///
-/// The manager issues its requests and merges their results (`ManagerThread+IO`);
-/// the fields marked "manager" belong to the manager thread. What the handler
-/// receives passes through `pending` under `lock`, and reaches the handler's queue
-/// through one delivery node at a time, so the handler of an operation never runs
-/// concurrently with itself, even on a concurrent queue.
+/// The manager issues its requests and merges their results (`IOEngine`); the
+/// fields marked "manager" belong to the manager thread. What the handler receives
+/// passes through `pending` under `lock`, and reaches the handler's queue through one
+/// delivery node at a time, so the handler of an operation never runs concurrently
+/// with itself, even on a concurrent queue. A `.stream` operation may first wait for
+/// its turn on the descriptor (IOEngine+Descriptors.swift).
 ///
 ///   queued --(1) start--> issuing --(2) last request done--> delivering --(3) done handler--> finished
 ///
-///   (1) ManagerThread.startIO   (2) ManagerThread.finishIssuing   (3) IOOperation.deliver
+///   (1) IOEngine.start / begin   (2) IOEngine.finishIfDone   (3) IOOperation.deliver
 final class IOOperation: @unchecked Sendable {
     typealias Handler = (_ done: Bool, _ data: DispatchData?, _ error: Int32) -> Void
 
@@ -31,6 +32,9 @@ final class IOOperation: @unchecked Sendable {
     let writeData: DispatchData
     /// Requests take file offsets (regular files, except writes to O_APPEND files).
     let usesOffsets: Bool
+    /// A stream read that ends once it has data and the descriptor has no more (the
+    /// class read: libdispatch completes its convenience read on EAGAIN).
+    let endsWhenDrained: Bool
 
     // Manager:
     var nextOffset: Int64 = 0        // the next byte to request (files)
@@ -51,6 +55,11 @@ final class IOOperation: @unchecked Sendable {
     var waitingForResources = false
     /// For streams: the bytes still to write start here in `writeData`.
     var writeCursor = 0
+    /// A `.stream` operation on a file took the descriptor's position at start (and
+    /// moves it past what it read or wrote at the end).
+    var positioned = false
+    /// The interval timer armed for this read, disarmed when it ends.
+    var intervalTimer: TimerQueue.Handle?
 
     private let lock = FutexLock()
     // Under `lock`:
@@ -63,8 +72,9 @@ final class IOOperation: @unchecked Sendable {
     private var spare: WorkNodeRef?
 
     init(channel: DispatchIO, isWrite: Bool, startOffset: Int64?, length: Int, writeData: DispatchData,
-         queue: DispatchQueue, limits: (low: Int, high: Int), handler: @escaping Handler) {
+         queue: DispatchQueue, limits: (low: Int, high: Int), endsWhenDrained: Bool, handler: @escaping Handler) {
         self.channel = channel
+        self.endsWhenDrained = endsWhenDrained
         self.isWrite = isWrite
         self.startOffset = startOffset
         self.length = length
@@ -84,6 +94,16 @@ final class IOOperation: @unchecked Sendable {
     }
 
     deinit { lock.deallocate() }
+
+    /// Whether an operation of `length` bytes at file offset `start` can be issued:
+    /// the kernel answers EINVAL for a request that passes Int64.max. A write needs
+    /// all its bytes below it; a read only its first one, because it ends at the end
+    /// of the file anyway (its requests stop at Int64.max: `nextRequest`).
+    static func rangeFits(start: Int64, length: Int, isWrite: Bool) -> Bool {
+        if length <= 0 { return true }
+        if !isWrite { return start < Int64.max }
+        return !start.addingReportingOverflow(Int64(length)).overflow
+    }
 
     private func makeNode() -> WorkNodeRef {
         RuntimeParts.withPool { $0.allocate(kind: .block, priority: priority, block: { [self] in deliver() }) }
@@ -110,8 +130,9 @@ final class IOOperation: @unchecked Sendable {
         if queue { pushDelivery() }
     }
 
-    /// The channel's interval passed: deliver what is pending even below the low water.
-    func intervalElapsed() {
+    /// Delivers what is pending even below the low water: the channel's interval
+    /// passed, or the read buffers are spent and these bytes hold part of them.
+    func deliverPending() {
         let queue = lock.withLock { () -> Bool in
             if pending.count == 0 { return false }
             forceDelivery = true
@@ -176,8 +197,15 @@ final class IOOperation: @unchecked Sendable {
         if isWrite {
             // GCD hands a write's handler the data it could not write (nil: all written).
             handler(true, data.count > 0 ? data : nil, error)
+        } else if error != 0 {
+            // GCD: a failed read's last bytes come without the error, then done with nil.
+            if data.count > 0 {
+                handler(false, data, 0)
+                channel.engine.releaseBudget(data.count)
+            }
+            handler(true, nil, error)
         } else {
-            handler(true, data, error)
+            handler(true, data, 0)
             channel.engine.releaseBudget(data.count)
         }
         if let node = spare {

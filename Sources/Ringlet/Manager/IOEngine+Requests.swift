@@ -8,12 +8,27 @@ import Synchronization
 // in file order whatever order they complete in, and a read of 0 bytes marks the end.
 // Streams (pipes, sockets): one request at a time at the file position; a short
 // result is normal, and the next request continues after it.
+//
+// The descriptor is checked (device and inode) before a write or a pipe or socket
+// read is issued, and when a read completes, so that a number closed and reused for
+// another file is neither written nor read: the operation fails with EBADF.
 extension IOEngine {
     /// Issues what `operation` may issue now; ends it when nothing is left.
-    func pump(_ operation: IOOperation, _ ring: Ring) {
+    /// `checked`: the caller found the descriptor still naming its file just now.
+    func pump(_ operation: IOOperation, _ ring: Ring, checked: Bool = false) {
+        // A regular file's read is checked when it completes; writes and stream reads
+        // (which take the bytes away from whoever reads that pipe now) before issuing.
+        var checked = checked || !operation.isWrite && operation.channel.isRegularFile
         while !operation.issuingDone && !operation.stopped && operation.failure == 0 {
             if operation.usesOffsets ? operation.inFlight >= depth : operation.inFlight > 0 { break }
             guard let next = nextRequest(operation) else { break }
+            if !checked {
+                checked = true
+                if !descriptorHolds(operation) {
+                    operation.fail(Errno.badFile.rawValue, writtenBefore: next.dataIndex)
+                    break
+                }
+            }
             guard let slot = freeSlots.last else {
                 wait(operation)
                 return
@@ -25,6 +40,7 @@ extension IOEngine {
                 if !pool.reserve(next.length) {
                     if !(pool.waitForRelease(next.length) && pool.reserve(next.length)) {
                         wait(operation)
+                        relieveBudget()
                         return
                     }
                 }
@@ -65,12 +81,20 @@ extension IOEngine {
         }
         if operation.usesOffsets {
             let at = operation.nextOffset
+            // No request may pass the largest offset (the kernel would answer EINVAL):
+            // a read to the end that gets there has found the end.
+            let room = Int64.max - at
+            if room == 0 {
+                operation.eofAt = Swift.min(operation.eofAt ?? Int64.max, at)
+                return nil
+            }
+            let fits = room < Int64(chunkBytes) ? Int(room) : chunkBytes
             // Past the size the file had at start, one request at a time: a probe that
             // finds the end (0 bytes) or that the file grew.
             if at >= operation.sizeHint {
-                return operation.inFlight > 0 ? nil : (at, Swift.min(left, chunkBytes), 0, false)
+                return operation.inFlight > 0 ? nil : (at, Swift.min(left, fits), 0, false)
             }
-            return (at, Swift.min(left, chunkBytes, Int(operation.sizeHint - at)), 0, false)
+            return (at, Swift.min(left, fits, Int(operation.sizeHint - at)), 0, false)
         }
         return (nil, Swift.min(left, streamChunkBytes), 0, false)
     }
@@ -91,15 +115,13 @@ extension IOEngine {
         let generation = UInt32((completion.userData >> 32) & 0xFF_FFFF)
         guard slot < slots.count, var entry = slots[slot], entry.generation & 0xFF_FFFF == generation else { return }
         let operation = entry.operation
-        let result = completion.result
+        var result = completion.result
+        var reissue = false
+        var checked = false
         if entry.polling {
             // Readiness after EAGAIN: issue the transfer again (unless stopped).
             entry.polling = false
-            slots[slot] = entry
-            if result >= 0 || !operation.stopped && result != -Errno.cancelled.rawValue {
-                issue(entry, slot, ring)
-                return
-            }
+            reissue = result >= 0 || !operation.stopped && result != -Errno.cancelled.rawValue
         } else if result == -Errno.tryAgain.rawValue && !operation.stopped {
             // An O_NONBLOCK descriptor: io_uring answers EAGAIN instead of waiting.
             entry.polling = true
@@ -115,9 +137,7 @@ extension IOEngine {
             // Transient: the kernel was short of memory, a signal interrupted the
             // request, or something other than `.stop` cancelled it. Issue it again.
             entry.retries += 1
-            slots[slot] = entry
-            issue(entry, slot, ring)
-            return
+            reissue = true
         } else if (result == -Errno.notPermitted.rawValue || result == -Errno.invalidArgument.rawValue)
                     && entry.ioprio != 0 && !operation.stopped {
             // A kernel that refuses the I/O priority: go on without it, and say so once.
@@ -127,16 +147,26 @@ extension IOEngine {
                     + "DispatchIO requests go without them from now on")
             }
             entry.ioprio = 0
+            reissue = true
+        } else if !operation.isWrite && result >= 0 && !operation.stopped {
+            // What a read brought back came from whatever file the number names now.
+            checked = descriptorHolds(operation)
+            if !checked { result = -Errno.badFile.rawValue }
+        }
+        if reissue {
             slots[slot] = entry
-            issue(entry, slot, ring)
-            return
+            if !operation.isWrite && operation.channel.isRegularFile || descriptorHolds(operation) {
+                issue(entry, slot, ring)
+                return
+            }
+            result = -Errno.badFile.rawValue
         }
         slots[slot] = nil
         freeSlots.append(slot)
         inFlightCount.store(inFlightCount.load(ordering: .relaxed) - 1, ordering: .relaxed)
         operation.inFlight -= 1
         if operation.isWrite { wrote(entry, result) } else { read(entry, result) }
-        pump(operation, ring)
+        pump(operation, ring, checked: checked)
         if !waiting.isEmpty { resume(ring) }
     }
 
@@ -170,6 +200,11 @@ extension IOEngine {
         guard let offset = entry.offset else {
             operation.requested += count
             operation.append(region)
+            // The class read ends once the pipe or socket has nothing more right now.
+            if operation.endsWhenDrained {
+                let ready = rl_fd_poll_now(operation.channel.fileDescriptor, RL_POLLIN)
+                if ready & Int32(RL_POLLIN) == 0 { operation.eofAt = 0 }
+            }
             return
         }
         if count < entry.length {
@@ -181,6 +216,9 @@ extension IOEngine {
     private func wrote(_ entry: InFlight, _ result: Int32) {
         let operation = entry.operation
         if result < 0 {
+            // The write raised SIGPIPE in this thread, where it is blocked: take it, so
+            // that it cannot reach the program later (through a signal source, say).
+            if result == -brokenPipe { _ = rl_thread_take_pipe_signal() }
             operation.fail(operation.stopped ? Errno.cancelled.rawValue : -result, writtenBefore: entry.dataIndex)
             return
         }
@@ -209,13 +247,15 @@ extension IOEngine {
             if operation.eofAt == nil && operation.requested < operation.length { return }
         }
         operation.issuingDone = true
+        disarmInterval(operation)
+        forgetLowWater(operation)
         let error = operation.failure != 0 ? operation.failure : (operation.stopped ? Errno.cancelled.rawValue : 0)
         let channel = operation.channel
-        if channel.type == .stream && operation.usesOffsets {
+        if operation.positioned && error != Errno.badFile.rawValue {
             // Before the done handler can run: the descriptor's position moves past what
-            // was read or written, as read(2) and write(2) would leave it.
-            channel.streamPosition = operation.isWrite ? operation.nextOffset : operation.deliverOffset
-            _ = rl_fd_seek(channel.fileDescriptor, channel.streamPosition)
+            // was read or written, as read(2) and write(2) would leave it (not when the
+            // number was closed: it may name another file now).
+            _ = rl_fd_seek(channel.fileDescriptor, operation.isWrite ? operation.nextOffset : operation.deliverOffset)
         }
         if operation.isWrite {
             operation.finishWrite(unwrittenFrom: operation.firstUnwritten, error: error)
@@ -225,14 +265,9 @@ extension IOEngine {
             _ = pool.release(dropped)
             operation.finish(error: error)
         }
-        if channel.type == .stream {
-            let direction = operation.isWrite ? 1 : 0
-            if channel.activeStream[direction] === operation {
-                channel.activeStream[direction] = nil
-                if !channel.waitingStream[direction].isEmpty {
-                    start(channel.waitingStream[direction].removeFirst(), ring)
-                }
-            }
-        }
+        if channel.type == .stream { leaveLane(operation, ring) }
     }
 }
+
+/// EPIPE: the reader of a pipe or socket has gone.
+private let brokenPipe: Int32 = 32

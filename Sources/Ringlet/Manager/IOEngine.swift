@@ -9,7 +9,13 @@ import Synchronization
 /// Bounds (Architecture, "Fixed at start"): at most `ioRequests` requests in flight in the
 /// process, `ioQueueDepth` per operation, and `ioBufferBytes` of read buffers held.
 /// An operation that meets a bound waits in `waiting` and is pumped again when a
-/// request completes or a handler gives bytes back.
+/// request completes or a handler gives bytes back. When the buffers are spent,
+/// reads holding bytes below their low water hand them over (`relieveBudget`), so a
+/// low water can slow its own channel but never stall another.
+///
+/// `.stream` operations of every channel on one descriptor take turns in that
+/// descriptor's lanes (IOEngine+Descriptors.swift), as libdispatch's fd entries do.
+/// A descriptor closed and reused for another file fails its operations with EBADF.
 ///
 /// A request's user data is tag | generation (24 bits) | slot (32 bits), so the
 /// completion of a cancelled or reused slot is recognised and dropped.
@@ -42,6 +48,14 @@ final class IOEngine: @unchecked Sendable {
     var freeSlots: [Int]
     var generation: UInt32 = 0
     var waiting: [IOOperation] = []
+    /// The `.stream` operations under way and waiting, per descriptor number, sorted
+    /// by it (a binary search: a Dictionary's hashing would pull libm into Embedded
+    /// builds). Only descriptors with such operations have an entry.
+    var lanes: [DescriptorLanes] = []
+    /// Reads under way with a low water above 1 byte (see `relieveBudget`).
+    var lowWaterReaders: [IOOperation] = []
+    /// SIGPIPE is blocked on the manager thread (done by the first write).
+    var pipeSignalBlocked = false
     var ioprioRefused = false
     // Statistics: written by the manager only, read by any thread.
     let inFlightCount = Atomic<Int>(0)
@@ -83,17 +97,37 @@ final class IOEngine: @unchecked Sendable {
             end(operation, error: Errno.cancelled.rawValue)
             return
         }
-        if channel.type == .stream {
-            let direction = operation.isWrite ? 1 : 0
-            if channel.activeStream[direction] != nil {
-                channel.waitingStream[direction].append(operation)
-                return
-            }
-            channel.activeStream[direction] = operation
+        if operation.isWrite && !pipeSignalBlocked {
+            // A write to a pipe or socket whose reader has gone raises SIGPIPE in the
+            // thread that issued it: this one. Blocked, it leaves EPIPE in the
+            // completion instead of ending the process (`wrote` takes the signal).
+            pipeSignalBlocked = true
+            _ = rl_thread_block_pipe_signal()
         }
-        if operation.usesOffsets && operation.startOffset == nil {
-            operation.nextOffset = channel.streamPosition
-            operation.deliverOffset = channel.streamPosition
+        if channel.type == .stream && !enterLane(operation) { return }  // waits for its turn
+        begin(operation, ring)
+    }
+
+    /// Starts an operation whose turn it is (a `.stream` one is its lane's active one).
+    func begin(_ operation: IOOperation, _ ring: Ring) {
+        let channel = operation.channel
+        if channel.stopped { operation.stopped = true }
+        if operation.usesOffsets && operation.startOffset == nil && !operation.stopped {
+            // `.stream` on a file: from the descriptor's position, as read(2) and write(2) go.
+            let position = rl_fd_position(channel.fileDescriptor)
+            if position < 0 {
+                operation.fail(Int32(truncatingIfNeeded: -position))
+            } else if !IOOperation.rangeFits(start: position, length: operation.length, isWrite: operation.isWrite) {
+                operation.fail(Errno.invalidArgument.rawValue)  // it would pass the largest offset
+            } else {
+                operation.positioned = true
+                operation.nextOffset = position
+                operation.deliverOffset = position
+            }
+        }
+        if operation.stopped || operation.failure != 0 {
+            finishIfDone(operation, ring)
+            return
         }
         // The size hint matters only to a read of several requests; a one-request read
         // (4 KiB at random) costs the manager no fstat.
@@ -102,6 +136,7 @@ final class IOEngine: @unchecked Sendable {
             if rl_fd_stat(channel.fileDescriptor, &size, &links) == 0 { operation.sizeHint = size }
         }
         if !operation.isWrite {
+            if operation.lowWater > 1 { lowWaterReaders.append(operation) }
             let interval = channel.intervalSetting
             if interval.nanoseconds > 0 { armInterval(operation, interval) }
         }
@@ -111,11 +146,8 @@ final class IOEngine: @unchecked Sendable {
     /// `.stop`: cancels every request of `channel` and ends its operations with ECANCELED.
     func stop(_ channel: DispatchIO, _ ring: Ring) {
         channel.stopped = true
-        for direction in 0..<2 {
-            let queued = channel.waitingStream[direction]
-            channel.waitingStream[direction] = []
-            queued.forEach { end($0, error: Errno.cancelled.rawValue) }
-        }
+        let queued = dropWaitingTurns(of: channel)
+        queued.forEach { end($0, error: Errno.cancelled.rawValue) }
         for (slot, entry) in slots.enumerated() {
             guard let entry, entry.operation.channel === channel else { continue }
             entry.operation.stopped = true
@@ -132,11 +164,9 @@ final class IOEngine: @unchecked Sendable {
             operation.stopped = true
             finishIfDone(operation, ring)
         }
-        for direction in 0..<2 {
-            if let active = channel.activeStream[direction], active.inFlight == 0, !active.issuingDone {
-                active.stopped = true
-                finishIfDone(active, ring)
-            }
+        for active in activeTurns(of: channel) where active.inFlight == 0 && !active.issuingDone {
+            active.stopped = true
+            finishIfDone(active, ring)
         }
     }
 
@@ -151,21 +181,36 @@ final class IOEngine: @unchecked Sendable {
         }
     }
 
-    /// Ends an operation that never issued a request.
+    /// Ends an operation that never issued a request (nor took a lane).
     private func end(_ operation: IOOperation, error: Int32) {
         operation.issuingDone = true
+        disarmInterval(operation)
         if operation.isWrite { operation.finishWrite(unwrittenFrom: 0, error: error) }
         else { operation.finish(error: error) }
     }
 
+    /// Arms the next interval of a read; `disarmInterval` removes it when the read
+    /// ends, so the timer neither wakes the manager nor keeps the channel alive.
     private func armInterval(_ operation: IOOperation, _ interval: (nanoseconds: UInt64, strict: Bool)) {
         let leeway = interval.strict ? 0 : interval.nanoseconds / 10
-        manager.armTimer(deadline: MonotonicClock.nanoseconds &+ interval.nanoseconds, wall: false, interval: 0,
-                         leeway: leeway, owner: .action({ [self] in
+        // No overflow: the interval is at most Int64.max (`.never`) and the clock far below 2^63.
+        operation.intervalTimer = manager.armTimer(deadline: MonotonicClock.nanoseconds + interval.nanoseconds,
+                                                   wall: false, interval: 0, leeway: leeway, owner: .action({ [self] in
+            operation.intervalTimer = nil  // fired: a one-shot is gone
             if operation.issuingDone { return }
-            operation.intervalElapsed()
+            operation.deliverPending()
             armInterval(operation, interval)
         }))
+    }
+
+    /// Removes a read's interval timer (its action holds the operation and channel).
+    func disarmInterval(_ operation: IOOperation) {
+        guard let handle = operation.intervalTimer else { return }
+        operation.intervalTimer = nil
+        if manager.timers.isLive(handle) {
+            manager.timers.cancel(handle)
+            manager.timerOwners[handle.slot] = nil
+        }
     }
 
     func userData(_ tag: ManagerThread.Tag, _ generation: UInt32, _ slot: Int) -> UInt64 {
