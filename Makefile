@@ -86,20 +86,24 @@ soak-short: deps
 	$$($(SWIFT) build --show-bin-path)/ringlet soak --items 200000
 	$$($(SWIFT) build --show-bin-path)/ringlet soak --items 50000 --work-nodes 64 --cores 1
 
+# The C modules the Embedded and cross builds import: the runtime's boundary, and the
+# test support the checks program uses (never linked into the runtime or the demo).
+C_MODULES := module CRinglet {\n  header "ringlet.h"\n  export *\n}\nmodule CRingletTestSupport {\n  header "ringlet_test_support.h"\n  export *\n}\n
+
 # Embedded Swift: the whole Ringlet target as one module, then the checks program
 # (Sources/RingletChecks) against it, linked with the C target by clang.
 embedded: deps
 	@mkdir -p $(EMBEDDED_DIR)/include $(EMBEDDED_DIR)/obj
-	cp Sources/CRinglet/include/ringlet.h $(EMBEDDED_DIR)/include/
-	printf 'module CRinglet {\n  header "ringlet.h"\n  export *\n}\n' > $(EMBEDDED_DIR)/include/module.modulemap
+	cp Sources/CRinglet/include/ringlet.h Sources/CRingletTestSupport/include/ringlet_test_support.h $(EMBEDDED_DIR)/include/
+	printf '$(C_MODULES)' > $(EMBEDDED_DIR)/include/module.modulemap
 	swiftc $(EMBEDDED_FLAGS) -parse-as-library -I $(EMBEDDED_DIR)/include -module-name Ringlet \
 	  -emit-module -emit-module-path $(EMBEDDED_DIR)/obj/Ringlet.swiftmodule \
 	  -c $$(find Sources/Ringlet -name '*.swift' | sort) -o $(EMBEDDED_DIR)/obj/Ringlet.o
 	swiftc $(EMBEDDED_FLAGS) -I $(EMBEDDED_DIR)/include -I $(EMBEDDED_DIR)/obj -module-name RingletChecks \
 	  -c $$(find Sources/RingletChecks -name '*.swift' | sort) -o $(EMBEDDED_DIR)/obj/RingletChecks.o
-	for c in Sources/CRinglet/*.c; do \
+	for c in Sources/CRinglet/*.c Sources/CRingletTestSupport/*.c; do \
 	  clang -O2 -D_GNU_SOURCE $$(pkg-config --cflags liburing) -I Sources/CRinglet/include \
-	    -c $$c -o $(EMBEDDED_DIR)/obj/$$(basename $$c .c).o || exit 1; done
+	    -I Sources/CRingletTestSupport/include -c $$c -o $(EMBEDDED_DIR)/obj/$$(basename $$c .c).o || exit 1; done
 	clang $(EMBEDDED_DIR)/obj/*.o $$(pkg-config --libs liburing) -lpthread -o $(EMBEDDED_DIR)/ringlet-checks
 	@echo "embedded: ringlet-checks is $$(stat -c %s $(EMBEDDED_DIR)/ringlet-checks) bytes"
 	$(EMBEDDED_DIR)/ringlet-checks
@@ -150,8 +154,8 @@ cross: deps-cross
 	@test -n "$(CROSS_TARGET)" || { echo "cross: $(BOARD_PROFILE) has no crossTarget"; exit 1; }
 	@command -v $(CROSS_CC) >/dev/null || { echo "cross: $(CROSS_CC) missing (make deps-cross)"; exit 1; }
 	@mkdir -p $(CROSS_DIR)/include $(CROSS_DIR)/obj
-	cp Sources/CRinglet/include/ringlet.h $(CROSS_DIR)/include/
-	printf 'module CRinglet {\n  header "ringlet.h"\n  export *\n}\n' > $(CROSS_DIR)/include/module.modulemap
+	cp Sources/CRinglet/include/ringlet.h Sources/CRingletTestSupport/include/ringlet_test_support.h $(CROSS_DIR)/include/
+	printf '$(C_MODULES)' > $(CROSS_DIR)/include/module.modulemap
 	@# liburing's headers are architecture-independent, in /usr/include, which the cross
 	@# compiler must not search (it holds the host's libc headers): copy just them.
 	cp -r /usr/include/liburing.h /usr/include/liburing $(CROSS_DIR)/include/
@@ -167,13 +171,16 @@ cross: deps-cross
 	for c in Sources/CRinglet/*.c; do \
 	  $(CROSS_CC) $(CROSS_SECTIONS) -D_GNU_SOURCE -I $(CROSS_DIR)/include \
 	    -c $$c -o $(CROSS_DIR)/obj/c-$$(basename $$c .c).o || exit 1; done
+	$(CROSS_CC) $(CROSS_SECTIONS) -D_GNU_SOURCE -I $(CROSS_DIR)/include \
+	  -c Sources/CRingletTestSupport/ringlet_test_support.c -o $(CROSS_DIR)/obj/t-test-support.o
 	@# Dynamic (glibc shared, liburing static: boards need not have liburing2) and
 	@# static-pie (for the emulated board's initramfs); each also kept unstripped.
 	for m in RingletChecks RingletDemo; do \
 	  for kind in dynamic static-pie; do \
 	    out=$(CROSS_DIR)/$$m-$$kind; flag='$(CROSS_DYNAMIC_LINK)'; [ $$kind = static-pie ] && flag=-static-pie; \
 	    $(CROSS_CC) $$flag $(CROSS_LINK) -o $$out.unstripped \
-	      $(CROSS_DIR)/obj/Ringlet.o $(CROSS_DIR)/obj/$$m.o $(CROSS_DIR)/obj/c-*.o $(CROSS_LIBS) || exit 1; \
+	      $(CROSS_DIR)/obj/Ringlet.o $(CROSS_DIR)/obj/$$m.o $(CROSS_DIR)/obj/c-*.o \
+	      $$([ $$m = RingletChecks ] && echo $(CROSS_DIR)/obj/t-test-support.o) $(CROSS_LIBS) || exit 1; \
 	    $(CROSS_STRIP) -o $$out $$out.unstripped || exit 1; done; done
 	@echo "cross: $(BOARD) ($(CROSS_TARGET)), stripped sizes in bytes:"
 	@for f in $(CROSS_DIR)/RingletDemo-dynamic $(CROSS_DIR)/RingletDemo-static-pie \

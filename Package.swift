@@ -34,6 +34,9 @@ let package = Package(
             cSettings: [.define("_GNU_SOURCE")],
             linkerSettings: [.linkedLibrary("pthread")]
         ),
+        // What the tests and the checks program use to set up pipes, processes and
+        // signals; the runtime never links it.
+        .target(name: "CRingletTestSupport", cSettings: [.define("_GNU_SOURCE")]),
         // The runtime: standard library, Synchronization and CRinglet only, so it
         // also builds in Embedded Swift mode (`make embedded`).
         .target(
@@ -80,7 +83,7 @@ let package = Package(
         // in Embedded Swift mode by `make embedded` (and, for boards, `make cross`).
         .executableTarget(
             name: "RingletChecks",
-            dependencies: ["Ringlet"],
+            dependencies: ["Ringlet", "CRingletTestSupport"],
             swiftSettings: [.swiftLanguageMode(.v6)]
         ),
         // A small demo that uses only Ringlet: built here by SwiftPM and, for boards, in
@@ -92,7 +95,7 @@ let package = Package(
         ),
         .testTarget(
             name: "RingletTests",
-            dependencies: ["Ringlet", "CRinglet"],
+            dependencies: ["Ringlet", "CRinglet", "CRingletTestSupport"],
             swiftSettings: [.swiftLanguageMode(.v6)]
         ),
     ]

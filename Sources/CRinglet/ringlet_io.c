@@ -49,4 +49,3 @@ void rl_free(void *pointer) { free(pointer); }
 
 void rl_munmap(void *pointer, unsigned long long length) { munmap(pointer, (size_t)length); }
 
-int rl_unlink(const char *path) { return unlink(path) < 0 ? -errno : 0; }

@@ -26,11 +26,6 @@ void rl_exit(int status) { exit(status); }
 
 const char *rl_getenv(const char *name) { return getenv(name); }
 
-void rl_sleep_ns(long long ns) {
-    struct timespec ts = { .tv_sec = (time_t)(ns / 1000000000LL), .tv_nsec = (long)(ns % 1000000000LL) };
-    while (nanosleep(&ts, &ts) != 0 && errno == EINTR) {}
-}
-
 void *rl_reserve_memory(unsigned long long bytes) { return malloc((size_t)bytes); }
 
 long long rl_address_space_limit(void) {

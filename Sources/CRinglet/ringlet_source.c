@@ -2,6 +2,7 @@
 // manager's ring, readiness estimates, signals (signalfd plus a chaining handler),
 // pidfds, inotify and the wall-clock change watch. See include/ringlet.h.
 #include "ringlet.h"
+#include "ringlet_internal.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -109,26 +110,6 @@ int rl_fd_identity(int fd, unsigned long long *device, unsigned long long *inode
     return 0;
 }
 
-long long rl_fd_read(int fd, void *buffer, unsigned long long length) {
-    for (;;) {
-        ssize_t n = read(fd, buffer, (size_t)length);
-        if (n >= 0) return n;
-        if (errno != EINTR) return -errno;
-    }
-}
-
-long long rl_fd_write(int fd, const void *buffer, unsigned long long length) {
-    for (;;) {
-        ssize_t n = write(fd, buffer, (size_t)length);
-        if (n >= 0) return n;
-        if (errno != EINTR) return -errno;
-    }
-}
-
-int rl_pipe(int fds[2], int nonblocking) {
-    return pipe2(fds, O_CLOEXEC | (nonblocking ? O_NONBLOCK : 0)) < 0 ? -errno : 0;
-}
-
 // MARK: Processes
 
 int rl_pidfd_open(int pid) {
@@ -139,28 +120,6 @@ int rl_pidfd_open(int pid) {
     (void)pid;
     return -ENOSYS;
 #endif
-}
-
-int rl_process_spawn_exit(int status, long long delay_ns) {
-    pid_t pid = fork();
-    if (pid < 0) return -errno;
-    if (pid == 0) {
-        if (delay_ns > 0) {
-            struct timespec ts = { .tv_sec = delay_ns / 1000000000LL, .tv_nsec = delay_ns % 1000000000LL };
-            while (nanosleep(&ts, &ts) < 0 && errno == EINTR) {}
-        }
-        _exit(status);
-    }
-    return pid;
-}
-
-int rl_process_reap(int pid) {
-    int status = 0;
-    for (;;) {
-        pid_t r = waitpid(pid, &status, 0);
-        if (r == pid) return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
-        if (r < 0 && errno != EINTR) return -errno;
-    }
 }
 
 // MARK: File-system events (inotify(7))
@@ -243,12 +202,12 @@ int rl_signal_class(int signo) {
 
 int rl_signal_realtime_min(void) { return SIGRTMIN; }
 
-int rl_signal_is_catchable(int signo) {
+static int signal_is_catchable(int signo) {
     return rl_signal_class(signo) == RL_SIGNAL_CATCHABLE;
 }
 
 int rl_signal_install(int signo) {
-    if (!rl_signal_is_catchable(signo)) return -EINVAL;
+    if (!signal_is_catchable(signo)) return -EINVAL;
     if (rl_signal_installed[signo]) return 0;
     struct sigaction current;
     if (sigaction(signo, NULL, &current) < 0) return -errno;
@@ -268,7 +227,7 @@ int rl_signal_install(int signo) {
 }
 
 int rl_signal_uninstall(int signo) {
-    if (!rl_signal_is_catchable(signo) || !rl_signal_installed[signo]) return 0;
+    if (!signal_is_catchable(signo) || !rl_signal_installed[signo]) return 0;
     struct sigaction current;
     // Put the previous handler back only when ours is still in place: a handler the
     // program installed since then stays.
@@ -289,7 +248,7 @@ int rl_signalfd_update(int fd, const unsigned char *watched) {
     sigset_t set;
     sigemptyset(&set);
     for (int signo = 1; signo < RL_SIGNAL_LIMIT; signo++) {
-        if (watched[signo] && rl_signal_is_catchable(signo)) sigaddset(&set, signo);
+        if (watched[signo] && signal_is_catchable(signo)) sigaddset(&set, signo);
     }
     int r = signalfd(fd, &set, SFD_NONBLOCK | SFD_CLOEXEC);
     return r < 0 ? -errno : r;
@@ -333,20 +292,6 @@ void rl_signal_block_asynchronous(void) {
     static const int synchronous[] = { SIGSEGV, SIGBUS, SIGFPE, SIGILL, SIGTRAP, SIGSYS, SIGABRT, SIGPIPE, SIGPROF };
     for (size_t i = 0; i < sizeof synchronous / sizeof synchronous[0]; i++) sigdelset(&set, synchronous[i]);
     pthread_sigmask(SIG_BLOCK, &set, NULL);
-}
-
-int rl_signal_send(int signo) { return kill(getpid(), signo) < 0 ? -errno : 0; }
-
-int rl_signal_send_thread(int tid, int signo) {
-    return syscall(SYS_tgkill, getpid(), tid, signo) < 0 ? -errno : 0;
-}
-
-int rl_signal_block_in_thread(int signo, int block) {
-    sigset_t set;
-    sigemptyset(&set);
-    sigaddset(&set, signo);
-    int r = pthread_sigmask(block ? SIG_BLOCK : SIG_UNBLOCK, &set, NULL);
-    return -r;
 }
 
 // MARK: Wall-clock changes (timerfd(2), TFD_TIMER_CANCEL_ON_SET)

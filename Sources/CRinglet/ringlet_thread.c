@@ -2,6 +2,7 @@
 // scheduler needs. Each wrapper retries EINTR where the caller cannot act on it and
 // returns -errno otherwise; see include/ringlet.h for the contracts.
 #include "ringlet.h"
+#include "ringlet_internal.h"
 
 #include <dirent.h>
 #include <fcntl.h>
@@ -45,12 +46,6 @@ long long rl_clock_realtime_ns(void) {
     struct timespec ts;
     clock_gettime(CLOCK_REALTIME, &ts);
     return (long long)ts.tv_sec * 1000000000LL + (long long)ts.tv_nsec;
-}
-
-unsigned long long rl_clock_thread_cpu_ns(void) {
-    struct timespec ts;
-    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
-    return (unsigned long long)ts.tv_sec * 1000000000ULL + (unsigned long long)ts.tv_nsec;
 }
 
 struct rl_thread_start_args {
@@ -198,8 +193,6 @@ long long rl_context_switches(const char *name_prefix) {
     closedir(dir);
     return total;
 }
-
-void rl_thread_yield(void) { sched_yield(); }
 
 static __thread void *rl_tls_context;
 static pthread_key_t rl_tls_key;

@@ -20,11 +20,15 @@ final class CheckHarness: @unchecked Sendable {
     }
 }
 
+/// How long a check waits for something that normally takes milliseconds: counted
+/// from each wait, so a check that uses it up cannot fail the checks after it.
+var timeout: DispatchTime { .now() + .seconds(20) }
+
 /// A counter shared between threads.
 final class SharedCounter: @unchecked Sendable {
     private let storage = Atomic<Int>(0)
     @discardableResult
-    func increment() -> Int { storage.wrappingAdd(1, ordering: .acquiringAndReleasing).newValue }
+    func increment(by delta: Int = 1) -> Int { storage.wrappingAdd(delta, ordering: .acquiringAndReleasing).newValue }
     func decrement() { storage.wrappingSubtract(1, ordering: .acquiringAndReleasing) }
     var value: Int { storage.load(ordering: .acquiring) }
 

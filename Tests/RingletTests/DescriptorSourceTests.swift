@@ -1,4 +1,5 @@
 import CRinglet
+import CRingletTestSupport
 import Testing
 @testable import Ringlet
 

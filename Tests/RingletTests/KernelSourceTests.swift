@@ -1,4 +1,5 @@
 import CRinglet
+import CRingletTestSupport
 import Glibc
 import Synchronization
 import Testing

@@ -3,6 +3,7 @@
 // never an old kernel when the kernel is fine, never the thread limit when memory ran out.
 
 import CRinglet
+import CRingletTestSupport
 import Glibc
 import Testing
 @testable import Ringlet

@@ -5,6 +5,7 @@
 // Every wait here is bounded: a broken runtime makes a test fail, never hang.
 
 import CRinglet
+import CRingletTestSupport
 import Synchronization
 import Testing
 @testable import Ringlet

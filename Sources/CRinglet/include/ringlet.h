@@ -18,9 +18,6 @@ extern "C" {
 static inline unsigned int rl_atomic_load_u32(unsigned int *word) {
     return __atomic_load_n(word, __ATOMIC_ACQUIRE);
 }
-static inline void rl_atomic_store_u32(unsigned int *word, unsigned int value) {
-    __atomic_store_n(word, value, __ATOMIC_RELEASE);
-}
 static inline unsigned int rl_atomic_exchange_u32(unsigned int *word, unsigned int value) {
     return __atomic_exchange_n(word, value, __ATOMIC_ACQ_REL);
 }
@@ -65,8 +62,6 @@ int rl_futex_wake(unsigned int *word, int count);
 unsigned long long rl_clock_monotonic_ns(void);
 /// CLOCK_REALTIME in nanoseconds since 1970: what DispatchWallTime counts.
 long long rl_clock_realtime_ns(void);
-/// CLOCK_THREAD_CPUTIME_ID of the calling thread, in nanoseconds.
-unsigned long long rl_clock_thread_cpu_ns(void);
 
 // MARK: Threads
 
@@ -114,8 +109,6 @@ long long rl_context_switches(const char *name_prefix);
 /// getrlimit(2): the soft and hard limits of `resource` (RL_LIMIT_*), ~0ULL for
 /// unlimited. 0 or -errno.
 int rl_resource_limit(int resource, unsigned long long *soft, unsigned long long *hard);
-/// Gives up the CPU (sched_yield(2)).
-void rl_thread_yield(void);
 
 // MARK: Thread-local context
 
@@ -137,8 +130,6 @@ void rl_abort(void) __attribute__((noreturn));
 void rl_exit(int status) __attribute__((noreturn));
 /// Reads an environment variable; returns 0 when unset.
 const char *rl_getenv(const char *name);
-/// Sleeps for `ns` nanoseconds (nanosleep(2), resumed after EINTR). For tests and demos.
-void rl_sleep_ns(long long ns);
 /// Reserves `bytes` of memory (malloc(3): large blocks are mapped and touched only
 /// when used); 0 when the system refuses (RLIMIT_AS, overcommit). Freed with free(3).
 void *rl_reserve_memory(unsigned long long bytes);
@@ -253,19 +244,10 @@ int rl_fd_stat(int fd, long long *size, long long *links);
 /// fstat(2): the device and inode `fd` names, which tell whether the number still
 /// names the same file (a closed and reused fd names another). 0 or -errno.
 int rl_fd_identity(int fd, unsigned long long *device, unsigned long long *inode);
-/// read(2)/write(2) retried on EINTR: bytes moved or -errno. For tests and demos.
-long long rl_fd_read(int fd, void *buffer, unsigned long long length);
-long long rl_fd_write(int fd, const void *buffer, unsigned long long length);
-/// pipe2(2) with O_CLOEXEC (and O_NONBLOCK when asked): fds[0] reads, fds[1] writes.
-int rl_pipe(int fds[2], int nonblocking);
 
 /// pidfd_open(2): a descriptor that becomes readable when `pid` exits; -errno
 /// (-ESRCH: no such process, -ENOSYS: kernel before 5.3).
 int rl_pidfd_open(int pid);
-/// Forks a child that sleeps `delay_ns` then exits with `status`; its pid or -errno.
-int rl_process_spawn_exit(int status, long long delay_ns);
-/// Waits for child `pid`; its exit status (128 + signal when killed) or -errno.
-int rl_process_reap(int pid);
 
 /// Creates an inotify instance watching the file open as `fd` (through
 /// /proc/self/fd): modify, attrib, delete-self, move-self, unmount. Its fd or -errno.
@@ -282,8 +264,6 @@ long long rl_inotify_take(int ifd);
 
 /// The eventfd Ringlet's signal handler writes to wake the manager (-1: none).
 void rl_signal_set_wake_fd(int fd);
-/// 1 when `signo` can have a handler (rl_signal_class says RL_SIGNAL_CATCHABLE).
-int rl_signal_is_catchable(int signo);
 /// What `signo` is to a signal source: RL_SIGNAL_CATCHABLE, or why it cannot be watched.
 #define RL_SIGNAL_CATCHABLE 0
 #define RL_SIGNAL_OUT_OF_RANGE 1    /* not 1...SIGRTMAX (64) */
@@ -305,14 +285,6 @@ int rl_signalfd_update(int fd, const unsigned char *watched);
 /// Reads every pending signal from a signalfd, adds each to `counts[signo]` and calls
 /// the program's previous handler for it (on the calling thread). 0 or -errno.
 int rl_signalfd_take(int fd, unsigned int *counts);
-/// Blocks every asynchronous signal in the calling thread (Ringlet's own threads),
-/// so that signals go to the program's threads or stay pending for a signalfd.
-void rl_signal_block_asynchronous(void);
-/// kill(getpid(), signo) and tgkill(getpid(), tid, signo). 0 or -errno.
-int rl_signal_send(int signo);
-int rl_signal_send_thread(int tid, int signo);
-/// Blocks (block != 0) or unblocks `signo` in the calling thread. 0 or -errno.
-int rl_signal_block_in_thread(int signo, int block);
 
 /// Creates (fd < 0) or re-arms a CLOCK_REALTIME timerfd that becomes readable when
 /// the wall clock is set (TFD_TIMER_CANCEL_ON_SET). The fd or -errno.
@@ -339,8 +311,6 @@ int rl_fd_seek(int fd, long long position);
 long long rl_fd_position(int fd);
 /// open(2) with O_CLOEXEC added; the fd or -errno.
 int rl_open(const char *path, int flags, unsigned int mode);
-/// unlink(2). 0 or -errno.
-int rl_unlink(const char *path);
 /// free(3) and munmap(2), for DispatchData deallocators.
 void rl_free(void *pointer);
 void rl_munmap(void *pointer, unsigned long long length);

@@ -1,4 +1,3 @@
-import CRinglet
 
 /// A descriptor shared by the channels made from one another; closed when the last
 /// of them is done with it, if a channel opened it.
@@ -14,15 +13,14 @@ final class ChannelDescriptor: @unchecked Sendable {
     init(fd: Int32, owned: Bool) {
         self.fd = fd
         self.owned = owned
-        var device: UInt64 = 0, inode: UInt64 = 0
-        identity = fd >= 0 && rl_fd_identity(fd, &device, &inode) == 0 ? (device, inode) : nil
+        identity = fd >= 0 ? Descriptors.identity(fd) : nil
     }
 
     /// Whether `fd` still names the file it named at creation (one fstat(2)).
     var stillNamesItsFile: Bool {
         guard let identity else { return true }  // never open: requests fail with EBADF anyway
-        var device: UInt64 = 0, inode: UInt64 = 0
-        return rl_fd_identity(fd, &device, &inode) == 0 && device == identity.device && inode == identity.inode
+        guard let now = Descriptors.identity(fd) else { return false }
+        return now == identity
     }
 
     deinit { lock.deallocate() }
@@ -36,6 +34,6 @@ final class ChannelDescriptor: @unchecked Sendable {
             users -= 1
             return users == 0
         }
-        if last && owned && fd >= 0 { rl_close(fd) }
+        if last && owned && fd >= 0 { Descriptors.close(fd) }
     }
 }

@@ -1,4 +1,3 @@
-import CRinglet
 
 /// One contiguous block of bytes a `DispatchData` refers to, freed once no data
 /// refers to it any more, by the rule it was created with.
@@ -39,8 +38,8 @@ final class DataStorage: @unchecked Sendable {
     deinit {
         switch release {
         case .deallocate: base.deallocate()
-        case .free: rl_free(base)
-        case .unmap(let length): rl_munmap(base, UInt64(length))
+        case .free: Memory.free(base)
+        case .unmap(let length): Memory.unmap(base, length: length)
         case .custom(let queue, let body):
             // GCD runs a custom destructor asynchronously on its queue (the default
             // global queue when none is given), never inside the last release.

@@ -1,4 +1,3 @@
-import CRinglet
 
 // DispatchIO's types and the ways to make a channel, as in GCD.
 extension DispatchIO {
@@ -41,9 +40,17 @@ extension DispatchIO {
     public convenience init?(type: StreamType, path: UnsafePointer<Int8>, oflag: Int32, mode: UInt32,
                              queue: DispatchQueue, cleanupHandler: @escaping (_ error: Int32) -> Void) {
         guard path.pointee == 0x2F else { return nil }  // '/': GCD wants an absolute path
-        let fd = rl_open(path, oflag, mode)
-        self.init(type: type, descriptor: ChannelDescriptor(fd: fd >= 0 ? fd : -1, owned: true),
-                  failure: fd >= 0 ? 0 : -fd, queue: queue, cleanupHandler: cleanupHandler)
+        let opened: Result<Int32, Errno>
+        do throws(Errno) {
+            opened = .success(try Descriptors.open(path, flags: oflag, mode: mode))
+        } catch {
+            opened = .failure(error)
+        }
+        let fd = (try? opened.get()) ?? -1
+        let failure: Int32
+        if case .failure(let error) = opened { failure = error.rawValue } else { failure = 0 }
+        self.init(type: type, descriptor: ChannelDescriptor(fd: fd, owned: true), failure: failure, queue: queue,
+                  cleanupHandler: cleanupHandler)
     }
 
     /// A channel on the descriptor of `io`, of another type; the descriptor stays open

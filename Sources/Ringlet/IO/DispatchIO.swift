@@ -1,4 +1,3 @@
-import CRinglet
 
 /// A channel for reading and writing a file descriptor, source-compatible with GCD's
 /// `DispatchIO`, with every read and write an io_uring request issued by the manager
@@ -70,16 +69,19 @@ public class DispatchIO: DispatchObject, @unchecked Sendable {
         self.cleanupHandler = cleanupHandler
         engine = RuntimeParts.shared.manager.takeUnretainedValue().io
         name = "DispatchIO(fd \(descriptor.fd))"
-        var kind: Int32 = 0, position: Int64 = 0, append: Int32 = 0
+        var description = (regularFile: false, position: Int64(0), appends: false)
         var error = failure
         if error == 0 {
-            let r = rl_fd_describe(descriptor.fd, &kind, &position, &append)
-            if r < 0 { error = -r }
+            do throws(Errno) {
+                description = try Descriptors.describe(descriptor.fd)
+            } catch let refusal {
+                error = refusal.rawValue
+            }
         }
-        isRegularFile = error == 0 && kind == RL_FD_REGULAR
-        if error == 0 && type == .random && !isRegularFile { error = 29 }  // ESPIPE: no offsets on a stream
-        basePosition = position
-        appends = append != 0
+        isRegularFile = error == 0 && description.regularFile
+        if error == 0 && type == .random && !isRegularFile { error = Errno.illegalSeek.rawValue }  // no offsets on a stream
+        basePosition = description.position
+        appends = description.appends
         self.failure = error
         super.init()
         if failure != 0 {

@@ -86,7 +86,4 @@ final class IOBufferPool: @unchecked Sendable {
         }
         buffer.deallocate()
     }
-
-    /// Buffers kept for reuse (tests).
-    var keptCount: Int { lock.withLock { kept.count } }
 }

@@ -1,4 +1,3 @@
-import CRinglet
 
 /// What the channels on one descriptor number share (manager thread only), as
 /// libdispatch's "fd entry": the `.stream` operation under way in each lane and the

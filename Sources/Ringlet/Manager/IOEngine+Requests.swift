@@ -1,4 +1,3 @@
-import CRinglet
 import Synchronization
 
 // Issuing requests and merging their completions (manager thread only).
@@ -126,7 +125,7 @@ extension IOEngine {
             // An O_NONBLOCK descriptor: io_uring answers EAGAIN instead of waiting.
             entry.polling = true
             slots[slot] = entry
-            let events = operation.isWrite ? RL_POLLOUT : RL_POLLIN
+            let events = operation.isWrite ? Descriptors.writable : Descriptors.readable
             manager.retrying(ring) { () throws(Errno) in
                 try ring.preparePoll(fd: operation.channel.fileDescriptor, events: events, multishot: false,
                                      userData: userData(.ioPoll, entry.generation, slot))
@@ -202,8 +201,8 @@ extension IOEngine {
             operation.append(region)
             // The class read ends once the pipe or socket has nothing more right now.
             if operation.endsWhenDrained {
-                let ready = rl_fd_poll_now(operation.channel.fileDescriptor, RL_POLLIN)
-                if ready & Int32(RL_POLLIN) == 0 { operation.eofAt = 0 }
+                let ready = (try? Descriptors.readyEvents(operation.channel.fileDescriptor, Descriptors.readable)) ?? 0
+                if ready & Descriptors.readable == 0 { operation.eofAt = 0 }
             }
             return
         }
@@ -218,7 +217,7 @@ extension IOEngine {
         if result < 0 {
             // The write raised SIGPIPE in this thread, where it is blocked: take it, so
             // that it cannot reach the program later (through a signal source, say).
-            if result == -brokenPipe { _ = rl_thread_take_pipe_signal() }
+            if result == -brokenPipe { _ = SignalCalls.takePipeSignal() }
             operation.fail(operation.stopped ? Errno.cancelled.rawValue : -result, writtenBefore: entry.dataIndex)
             return
         }
@@ -255,7 +254,7 @@ extension IOEngine {
             // Before the done handler can run: the descriptor's position moves past what
             // was read or written, as read(2) and write(2) would leave it (not when the
             // number was closed: it may name another file now).
-            _ = rl_fd_seek(channel.fileDescriptor, operation.isWrite ? operation.nextOffset : operation.deliverOffset)
+            try? Descriptors.seek(channel.fileDescriptor, to: operation.isWrite ? operation.nextOffset : operation.deliverOffset)
         }
         if operation.isWrite {
             operation.finishWrite(unwrittenFrom: operation.firstUnwritten, error: error)

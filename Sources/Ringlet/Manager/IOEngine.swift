@@ -1,4 +1,3 @@
-import CRinglet
 import Synchronization
 
 /// The manager thread's side of DispatchIO: it issues the reads and writes of every
@@ -102,7 +101,7 @@ final class IOEngine: @unchecked Sendable {
             // thread that issued it: this one. Blocked, it leaves EPIPE in the
             // completion instead of ending the process (`wrote` takes the signal).
             pipeSignalBlocked = true
-            _ = rl_thread_block_pipe_signal()
+            SignalCalls.blockPipeSignal()
         }
         if channel.type == .stream && !enterLane(operation) { return }  // waits for its turn
         begin(operation, ring)
@@ -114,15 +113,17 @@ final class IOEngine: @unchecked Sendable {
         if channel.stopped { operation.stopped = true }
         if operation.usesOffsets && operation.startOffset == nil && !operation.stopped {
             // `.stream` on a file: from the descriptor's position, as read(2) and write(2) go.
-            let position = rl_fd_position(channel.fileDescriptor)
-            if position < 0 {
-                operation.fail(Int32(truncatingIfNeeded: -position))
-            } else if !IOOperation.rangeFits(start: position, length: operation.length, isWrite: operation.isWrite) {
-                operation.fail(Errno.invalidArgument.rawValue)  // it would pass the largest offset
-            } else {
-                operation.positioned = true
-                operation.nextOffset = position
-                operation.deliverOffset = position
+            do throws(Errno) {
+                let position = try Descriptors.position(channel.fileDescriptor)
+                if !IOOperation.rangeFits(start: position, length: operation.length, isWrite: operation.isWrite) {
+                    operation.fail(Errno.invalidArgument.rawValue)  // it would pass the largest offset
+                } else {
+                    operation.positioned = true
+                    operation.nextOffset = position
+                    operation.deliverOffset = position
+                }
+            } catch {
+                operation.fail(error.rawValue)
             }
         }
         if operation.stopped || operation.failure != 0 {
@@ -132,8 +133,7 @@ final class IOEngine: @unchecked Sendable {
         // The size hint matters only to a read of several requests; a one-request read
         // (4 KiB at random) costs the manager no fstat.
         if !operation.isWrite && operation.usesOffsets && operation.length > chunkBytes {
-            var size: Int64 = 0, links: Int64 = 0
-            if rl_fd_stat(channel.fileDescriptor, &size, &links) == 0 { operation.sizeHint = size }
+            if let status = try? Descriptors.status(channel.fileDescriptor) { operation.sizeHint = status.size }
         }
         if !operation.isWrite {
             if operation.lowWater > 1 { lowWaterReaders.append(operation) }

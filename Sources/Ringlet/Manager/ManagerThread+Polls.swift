@@ -1,4 +1,3 @@
-import CRinglet
 import Synchronization
 
 // Polls on the ring for read, write, process and file-system sources. A poll's user
@@ -29,10 +28,10 @@ extension ManagerThread {
     func armPoll(_ source: DispatchSource, _ ring: Ring) {
         let fd: Int32, events: UInt32, multishot: Bool
         switch source.kind {
-        case .read(let descriptor): (fd, events, multishot) = (descriptor, RL_POLLIN, multishotPolls)
-        case .write(let descriptor): (fd, events, multishot) = (descriptor, RL_POLLOUT, multishotPolls)
-        case .process: (fd, events, multishot) = (source.registration.ownedFD, RL_POLLIN, false)
-        case .fileSystem: (fd, events, multishot) = (source.registration.ownedFD, RL_POLLIN, multishotPolls)
+        case .read(let descriptor): (fd, events, multishot) = (descriptor, Descriptors.readable, multishotPolls)
+        case .write(let descriptor): (fd, events, multishot) = (descriptor, Descriptors.writable, multishotPolls)
+        case .process: (fd, events, multishot) = (source.registration.ownedFD, Descriptors.readable, false)
+        case .fileSystem: (fd, events, multishot) = (source.registration.ownedFD, Descriptors.readable, multishotPolls)
         default: return
         }
         let data = sourceUserData(.poll, source)
@@ -57,7 +56,7 @@ extension ManagerThread {
         let generation = UInt32((completion.userData >> 32) & 0xFF_FFFF)
         guard slot < sourceSlots.count, let source = sourceSlots[slot],
               source.registration.generation & 0xFF_FFFF == generation else { return }  // stale
-        let more = completion.flags & RL_CQE_F_MORE != 0
+        let more = completion.hasMore
         if !more { source.registration.pollArmed = false }
         if source.registration.removing {
             if !more { finishUnregistering(source) }
@@ -113,9 +112,10 @@ extension ManagerThread {
         case .process(_, let mask):
             if mask.contains(.exit) { source.post(DispatchSource.ProcessEvent.exit.rawValue) }
         case .fileSystem(let fd, let mask):
-            let bits = rl_inotify_take(source.registration.ownedFD)
-            if bits <= 0 { return }
-            let events = fileSystemEvents(UInt32(truncatingIfNeeded: bits), fd: fd, source).intersection(mask)
+            // A refused read loses nothing: the events stay queued for the next one.
+            let bits = (try? KernelWatches.takeFileChanges(source.registration.ownedFD)) ?? 0
+            if bits == 0 { return }
+            let events = fileSystemEvents(bits, fd: fd, source).intersection(mask)
             source.post(events.rawValue)
         default:
             break
@@ -127,13 +127,14 @@ extension ManagerThread {
     func fileSystemEvents(_ bits: UInt32, fd: Int32, _ source: DispatchSource)
         -> DispatchSource.FileSystemEvent {
         var events: DispatchSource.FileSystemEvent = []
-        var size: Int64 = 0, links: Int64 = 0
-        let stated = rl_fd_stat(fd, &size, &links) == 0
-        if bits & RL_IN_MODIFY != 0 {
+        let status = try? Descriptors.status(fd)
+        let stated = status != nil
+        let size = status?.size ?? 0, links = status?.links ?? 0
+        if bits & KernelWatches.modified != 0 {
             events.insert(.write)
             if stated && size > source.registration.size { events.insert(.extend) }
         }
-        if bits & RL_IN_ATTRIB != 0 {
+        if bits & KernelWatches.attributesChanged != 0 {
             if stated && links != source.registration.links {
                 events.insert(.link)
                 if links == 0 { events.insert(.delete) }
@@ -141,9 +142,9 @@ extension ManagerThread {
                 events.insert(.attrib)
             }
         }
-        if bits & RL_IN_DELETE_SELF != 0 { events.insert(.delete) }
-        if bits & RL_IN_MOVE_SELF != 0 { events.insert(.rename) }
-        if bits & RL_IN_UNMOUNT != 0 { events.insert(.revoke) }
+        if bits & KernelWatches.deleted != 0 { events.insert(.delete) }
+        if bits & KernelWatches.moved != 0 { events.insert(.rename) }
+        if bits & KernelWatches.unmounted != 0 { events.insert(.revoke) }
         if stated {
             source.registration.size = size
             source.registration.links = links

@@ -1,4 +1,3 @@
-import CRinglet
 import Synchronization
 
 // Signal sources: one signalfd for every watched signal, polled on the ring, and
@@ -12,9 +11,11 @@ extension ManagerThread {
         let index = Int(signo)
         signals.sources[index].append(source)
         if signals.sources[index].count > 1 { return }
-        let installed = rl_signal_install(signo)
-        if installed < 0 {
-            ringletWarning("\(source.name): sigaction refused (\(Errno(negated: installed).name))")
+        do throws(Errno) {
+            try SignalCalls.install(signo)
+        } catch {
+            ringletWarning("\(source.name): sigaction refused (\(error.name)); the signal is still read from the "
+                + "signalfd when every thread blocks it")
         }
         signals.watched[index] = 1
         signals.active.append(signo)
@@ -27,22 +28,21 @@ extension ManagerThread {
         if !signals.sources[index].isEmpty { return }
         // The handler goes first, then what it caught meanwhile: nothing is left for a
         // later source of the same signal.
-        _ = rl_signal_uninstall(signo)
-        _ = rl_signal_take_caught(signo)
+        SignalCalls.uninstall(signo)
+        _ = SignalCalls.takeCaught(signo)
         signals.watched[index] = 0
         signals.active.removeAll { $0 == signo }
         updateSignalFD(ring)
     }
 
     func updateSignalFD(_ ring: Ring) {
-        let current = signals.fd
-        let fd = signals.watched.withUnsafeBufferPointer { rl_signalfd_update(current, $0.baseAddress) }
-        if fd < 0 {
-            ringletWarning("signalfd refused (\(Errno(negated: fd).name)); signal sources will see only signals "
+        do throws(Errno) {
+            signals.fd = try SignalCalls.updateSignalFD(signals.fd, watching: signals.watched)
+        } catch {
+            ringletWarning("signalfd refused (\(error.name)); signal sources will see only signals "
                 + "that reach a thread which does not block them")
             return
         }
-        signals.fd = fd
         armSignalPoll(ring)
     }
 
@@ -50,19 +50,20 @@ extension ManagerThread {
         if signals.pollArmed || signals.fd < 0 { return }
         let fd = signals.fd
         retrying(ring) { () throws(Errno) in
-            try ring.preparePoll(fd: fd, events: RL_POLLIN, multishot: multishotPolls, userData: userData(.signals, 0))
+            try ring.preparePoll(fd: fd, events: Descriptors.readable, multishot: multishotPolls,
+                                 userData: userData(.signals, 0))
         }
         signals.pollArmed = true
     }
 
     func signalsCompleted(_ completion: Ring.Completion, _ ring: Ring) {
-        if completion.flags & RL_CQE_F_MORE == 0 {
+        if !completion.hasMore {
             signals.pollArmed = false
             if completion.result == -Errno.invalidArgument.rawValue { multishotPolls = false }
         }
         if completion.result > 0 && signals.fd >= 0 {
-            let fd = signals.fd
-            _ = signals.counts.withUnsafeMutableBufferPointer { rl_signalfd_take(fd, $0.baseAddress) }
+            // A refused read loses nothing: the signals stay pending for the next one.
+            try? SignalCalls.takeFromSignalFD(signals.fd, into: &signals.counts)
             for signo in signals.active {
                 post(signals.counts[Int(signo)], signal: signo)
                 signals.counts[Int(signo)] = 0
@@ -73,7 +74,7 @@ extension ManagerThread {
 
     /// Signals Ringlet's handler caught on the program's threads (it wrote the eventfd).
     func takeCaughtSignals() {
-        for signo in signals.active { post(rl_signal_take_caught(signo), signal: signo) }
+        for signo in signals.active { post(SignalCalls.takeCaught(signo), signal: signo) }
     }
 
     func post(_ count: UInt32, signal signo: Int32) {

@@ -1,4 +1,3 @@
-import CRinglet
 import Synchronization
 
 // The manager thread's side of dispatch sources: it arms their kernel side (polls on
@@ -84,9 +83,10 @@ extension ManagerThread {
         case .signal(let signo):
             watchSignal(signo, source, ring)
         case .process(let pid, let mask):
-            let fd = rl_pidfd_open(pid)
-            if fd < 0 {
-                let error = Errno(negated: fd)
+            let fd: Int32
+            do throws(Errno) {
+                fd = try KernelWatches.processExit(pid)
+            } catch {
                 if error == .noSuchProcess {
                     ringletWarning("\(source.name): no such process (it has exited and been reaped, or never "
                         + "existed); delivering .exit now")
@@ -101,19 +101,19 @@ extension ManagerThread {
             claimSlot(source)
             armPoll(source, ring)
         case .fileSystem(let fd, _):
-            var watchedMask: UInt32 = 0
-            let inotify = rl_inotify_watch_fd(fd, &watchedMask)
-            if inotify < 0 {
+            let inotify: Int32
+            do throws(Errno) {
+                inotify = try KernelWatches.fileChanges(of: fd).fd
+            } catch {
                 ringletWarning("\(source.name): inotify refused to watch fd \(fd) "
-                    + "(\(Errno(negated: inotify).name)); raise fs.inotify.max_user_instances or "
+                    + "(\(error.name)); raise fs.inotify.max_user_instances or "
                     + "max_user_watches if it says ENOSPC/EMFILE. The source will never fire")
                 return 0
             }
             source.registration.ownedFD = inotify
-            var size: Int64 = 0, links: Int64 = 0
-            _ = rl_fd_stat(fd, &size, &links)
-            source.registration.size = size
-            source.registration.links = links
+            let status = (try? Descriptors.status(fd)) ?? (size: 0, links: 0)
+            source.registration.size = status.size
+            source.registration.links = status.links
             claimSlot(source)
             armPoll(source, ring)
         default:
@@ -175,7 +175,7 @@ extension ManagerThread {
 
     func finishUnregistering(_ source: DispatchSource) {
         if source.registration.ownedFD >= 0 {
-            rl_close(source.registration.ownedFD)
+            Descriptors.close(source.registration.ownedFD)
             source.registration.ownedFD = -1
         }
         if source.registration.slot >= 0 {

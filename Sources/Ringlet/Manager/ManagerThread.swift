@@ -1,4 +1,3 @@
-import CRinglet
 import Synchronization
 
 /// The manager thread: the one owner of the io_uring and of the timer structure
@@ -184,7 +183,7 @@ final class ManagerThread: @unchecked Sendable {
             }
             do throws(Errno) {
                 wakeFD = try EventFD()
-                rl_signal_set_wake_fd(wakeFD.unsafelyUnwrapped.fd)
+                SignalCalls.setWakeDescriptor(wakeFD.unsafelyUnwrapped.fd)
             } catch {
                 throw RuntimeError.eventfdUnavailable(error)
             }

@@ -1,4 +1,3 @@
-import CRinglet
 import Synchronization
 
 /// What the manager thread keeps for one source; only the manager touches it.
@@ -27,14 +26,14 @@ struct SourceRegistration {
 }
 
 /// Signals watched by sources: one signalfd for all of them, and the handler path
-/// (rl_signal_install) for signals that reach a thread which does not block them.
+/// (SignalCalls.install) for signals that reach a thread which does not block them.
 struct SignalWatch {
-    var sources: [[DispatchSource]] = Array(repeating: [], count: Int(RL_SIGNAL_LIMIT))
-    var watched: [UInt8] = Array(repeating: 0, count: Int(RL_SIGNAL_LIMIT))
+    var sources: [[DispatchSource]] = Array(repeating: [], count: Int(SignalCalls.limit))
+    var watched: [UInt8] = Array(repeating: 0, count: Int(SignalCalls.limit))
     var active: [Int32] = []
     var fd: Int32 = -1
     var pollArmed = false
-    var counts: [UInt32] = Array(repeating: 0, count: Int(RL_SIGNAL_LIMIT))
+    var counts: [UInt32] = Array(repeating: 0, count: Int(SignalCalls.limit))
 }
 
 extension ManagerThread {

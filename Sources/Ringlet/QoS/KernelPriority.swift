@@ -1,4 +1,3 @@
-import CRinglet
 
 /// Carries a worker band's QoS into the kernel, once per thread at start (Linux does
 /// not let an unprivileged thread raise its priority back, see `WorkerBand`).
@@ -27,9 +26,9 @@ enum KernelPriority {
     /// scheduler serves only when nothing else waits; the other classes map to
     /// best-effort levels 1 (user-interactive) to 6 (utility). Neither needs privilege.
     static func ioPriority(for level: QoSLevel) -> UInt16 {
-        let bestEffort = UInt16(RL_IOPRIO_CLASS_BE) << 13
+        let bestEffort = ThreadControl.ioPriorityBestEffort
         switch level {
-        case .background: return UInt16(RL_IOPRIO_CLASS_IDLE) << 13
+        case .background: return ThreadControl.ioPriorityIdle
         case .utility: return bestEffort | 6
         case .default, .unspecified: return bestEffort | 4
         case .userInitiated: return bestEffort | 2

@@ -28,12 +28,6 @@ public enum DispatchPredicate: Sendable {
         }
         return found
     }
-
-    var describedQueue: DispatchQueue {
-        switch self {
-        case .onQueue(let queue), .onQueueAsBarrier(let queue), .notOnQueue(let queue): return queue
-        }
-    }
 }
 
 /// Checks that the caller runs (or does not run) on a queue; traps otherwise, with

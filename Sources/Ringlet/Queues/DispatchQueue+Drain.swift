@@ -1,5 +1,4 @@
 import Synchronization
-import CRinglet
 
 extension DispatchQueue {
     /// Drains a batch of this queue on the calling thread after its token was taken
@@ -169,7 +168,7 @@ extension DispatchQueue {
         let end = MonotonicClock.nanoseconds &+ UInt64(spin) &* 1000
         var pauses = 1
         while true {
-            for _ in 0..<pauses { rl_cpu_relax() }
+            for _ in 0..<pauses { ThreadControl.spinHint() }
             if pushCount.load(ordering: .relaxed) != seen || MonotonicClock.nanoseconds >= end { break }
             pauses = min(pauses * 2, 32)
         }

@@ -1,11 +1,10 @@
-import CRinglet
 
 /// Items submitted and run, per QoS level, counted by one thread.
 ///
 /// Each thread counts in its own `ThreadContext` with single-writer stores (no
 /// locked instruction on the per-item path); `Runtime.statistics` sums every live
 /// thread's counters and those of threads that have exited.
-// @unchecked Sendable: single-writer counters stored and read with relaxed atomics (rl_counter_*).
+// @unchecked Sendable: single-writer counters stored and read with relaxed atomics (SingleWriterCounter).
 final class ItemCounters: @unchecked Sendable {
     private let slots: UnsafeMutablePointer<Int64>
 
@@ -18,14 +17,14 @@ final class ItemCounters: @unchecked Sendable {
 
     /// Called by the owning thread only.
     @inline(__always)
-    func countSubmitted(_ level: QoSLevel) { rl_counter_add(slots + level.rawValue, 1) }
+    func countSubmitted(_ level: QoSLevel) { SingleWriterCounter.add(slots + level.rawValue, 1) }
 
     /// Called by the owning thread only.
     @inline(__always)
-    func countRan(_ level: QoSLevel) { rl_counter_add(slots + QoSLevel.count + level.rawValue, 1) }
+    func countRan(_ level: QoSLevel) { SingleWriterCounter.add(slots + QoSLevel.count + level.rawValue, 1) }
 
-    func submitted(_ level: QoSLevel) -> Int { Int(rl_counter_read(slots + level.rawValue)) }
-    func ran(_ level: QoSLevel) -> Int { Int(rl_counter_read(slots + QoSLevel.count + level.rawValue)) }
+    func submitted(_ level: QoSLevel) -> Int { Int(SingleWriterCounter.read(slots + level.rawValue)) }
+    func ran(_ level: QoSLevel) -> Int { Int(SingleWriterCounter.read(slots + QoSLevel.count + level.rawValue)) }
 }
 
 /// Every thread's counters, so statistics can add them up.

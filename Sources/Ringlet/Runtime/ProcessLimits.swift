@@ -1,4 +1,3 @@
-import CRinglet
 
 /// The limits that bound what the runtime creates — threads, their stacks, file
 /// descriptors — and how close the process and the system are to them, read when
@@ -56,10 +55,10 @@ public struct ProcessLimits: Sendable, Equatable {
 
     /// This process's limits and counts now.
     public static func current() -> ProcessLimits {
-        let addressSpace = MachineFiles.resourceLimit(RL_LIMIT_ADDRESS_SPACE)
-        let stack = MachineFiles.resourceLimit(RL_LIMIT_STACK)
-        let threads = MachineFiles.resourceLimit(RL_LIMIT_THREADS)
-        let files = MachineFiles.resourceLimit(RL_LIMIT_OPEN_FILES)
+        let addressSpace = MachineFiles.resourceLimit(.addressSpace)
+        let stack = MachineFiles.resourceLimit(.stack)
+        let threads = MachineFiles.resourceLimit(.threads)
+        let files = MachineFiles.resourceLimit(.openFiles)
         // loadavg: "0.00 0.01 0.05 2/345 6789": running/total scheduling entities.
         let total = MachineFiles.words(atPath: "/proc/loadavg").flatMap { words -> Int? in
             guard words.count > 3, let slash = words[3].firstIndex(of: 47) else { return nil }

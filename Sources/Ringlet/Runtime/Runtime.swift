@@ -1,4 +1,3 @@
-import CRinglet
 
 /// The process's Ringlet runtime: the fixed worker pool, the work-node pool and the
 /// root queues. It starts once — explicitly with `Runtime.start(profile:)` or
@@ -80,7 +79,7 @@ public final class Runtime: @unchecked Sendable {
 
     /// Ends the process with `status` (exit(3)). For programs, such as Embedded
     /// Swift ones, that have no C library module to call `exit` through.
-    public static func exit(status: Int32) -> Never { rl_exit(status) }
+    public static func exit(status: Int32) -> Never { ThreadControl.exitProcess(status) }
 
     /// Counters describing the pool right now. Cost: takes the scheduler and pool
     /// locks briefly; fine to call once a second, not per item.

@@ -1,4 +1,3 @@
-import CRinglet
 import Synchronization
 
 /// What Ringlet knows about the calling thread: the worker it is (if any), the queue
@@ -95,7 +94,7 @@ final class ThreadContext {
     /// The calling thread's context, created on first use.
     static var current: ThreadContext {
         @inline(__always) get {
-            if let raw = rl_tls_get() {
+            if let raw = ThreadControl.contextPointer {
                 return Unmanaged<ThreadContext>.fromOpaque(raw).takeUnretainedValue()
             }
             return install(ThreadContext(worker: nil))
@@ -106,7 +105,7 @@ final class ThreadContext {
     /// thread-local slot keeps it alive): the allocation-free path for `async`.
     @inline(__always)
     static func withCurrent<R>(_ body: (ThreadContext) -> R) -> R {
-        if let raw = rl_tls_get() {
+        if let raw = ThreadControl.contextPointer {
             return Unmanaged<ThreadContext>.fromOpaque(raw)._withUnsafeGuaranteedRef(body)
         }
         return body(install(ThreadContext(worker: nil)))
@@ -114,13 +113,13 @@ final class ThreadContext {
 
     /// The calling thread's context if it has one (never allocates).
     static var currentIfPresent: ThreadContext? {
-        guard let raw = rl_tls_get() else { return nil }
+        guard let raw = ThreadControl.contextPointer else { return nil }
         return Unmanaged<ThreadContext>.fromOpaque(raw).takeUnretainedValue()
     }
 
     @discardableResult
     static func install(_ context: ThreadContext) -> ThreadContext {
-        rl_tls_set_release { raw in
+        ThreadControl.onThreadExit { raw in
             let context = Unmanaged<ThreadContext>.fromOpaque(raw!)
             // The thread is exiting: its cached nodes go back to the pool.
             let value = context.takeUnretainedValue()
@@ -128,7 +127,7 @@ final class ThreadContext {
             CounterRegistry.shared.retire(value.counters)
             context.release()
         }
-        rl_tls_set(Unmanaged.passRetained(context).toOpaque())
+        ThreadControl.setContextPointer(Unmanaged.passRetained(context).toOpaque())
         CounterRegistry.shared.register(context.counters)
         return context
     }

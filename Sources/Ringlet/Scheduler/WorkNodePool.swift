@@ -1,4 +1,3 @@
-import CRinglet
 import Synchronization
 
 /// The fixed pool every work node comes from, sized once at start by the
@@ -53,9 +52,9 @@ final class WorkNodePool: @unchecked Sendable {
         cacheLimit = max(2, min(128, capacity / 64))
         wakeThreshold = max(cacheLimit / 2, min(capacity / 16, 4096))
         let bytes = UInt64(capacity) * UInt64(MemoryLayout<WorkNode>.stride)
-        guard let memory = rl_reserve_memory(bytes) else {
+        guard let memory = Memory.reserve(bytes) else {
             throw RuntimeError.memoryRefused(key: "workNodes", value: capacity, bytes: Int(bytes),
-                                             addressSpaceLimit: Int(rl_address_space_limit()))
+                                             addressSpaceLimit: Memory.addressSpaceLimit)
         }
         storage = memory.bindMemory(to: WorkNode.self, capacity: capacity)
         freeChains.reserveCapacity(capacity / max(1, cacheLimit / 2) + 64)
@@ -64,7 +63,7 @@ final class WorkNodePool: @unchecked Sendable {
     deinit {
         lock.deallocate()
         freed.deallocate()
-        rl_free(storage)
+        Memory.free(storage)
     }
 
     /// Nodes in use or cached by threads (at most `cacheLimit` per thread).

@@ -1,4 +1,3 @@
-import CRinglet
 import Synchronization
 
 // Delivery: how an event reaches the event handler.
@@ -99,8 +98,7 @@ extension DispatchSource {
         case .read(let descriptor), .write(let descriptor), .fileSystem(let descriptor, _): fd = descriptor
         default: return nil
         }
-        var device: UInt64 = 0, inode: UInt64 = 0
-        return rl_fd_identity(fd, &device, &inode) == 0 ? (device, inode) : nil
+        return Descriptors.identity(fd)
     }
 
     /// False, after a warning and `cancel()`, when the fd was closed (and maybe
@@ -119,11 +117,9 @@ extension DispatchSource {
     private func estimate(_ value: UInt) -> UInt {
         switch kind {
         case .read(let fd):
-            let bytes = rl_fd_readable_bytes(fd)
-            return bytes >= 0 ? UInt(bytes) : 1
+            return (try? Descriptors.readableBytes(fd)).map { UInt($0) } ?? 1
         case .write(let fd):
-            let bytes = rl_fd_writable_bytes(fd)
-            return bytes >= 0 ? UInt(bytes) : 1
+            return (try? Descriptors.writableBytes(fd)).map { UInt($0) } ?? 1
         default:
             return value
         }
@@ -135,13 +131,14 @@ extension DispatchSource {
     private func recheckReadiness() -> Bool {
         let fd: Int32, events: UInt32
         switch kind {
-        case .read(let descriptor): (fd, events) = (descriptor, RL_POLLIN)
-        case .write(let descriptor): (fd, events) = (descriptor, RL_POLLOUT)
+        case .read(let descriptor): (fd, events) = (descriptor, Descriptors.readable)
+        case .write(let descriptor): (fd, events) = (descriptor, Descriptors.writable)
         default: return false
         }
         if isCancelled { return false }
-        let ready = rl_fd_poll_now(fd, events)
-        if ready > 0 && UInt32(ready) & 0x20 != 0 {  // POLLNVAL: closed under the source
+        // A refused poll counts as not ready: the next edge re-arms the source's poll.
+        let ready = (try? Descriptors.readyEvents(fd, events)) ?? 0
+        if ready & Descriptors.notOpen != 0 {  // closed under the source
             ringletWarning("fd \(fd) was closed while its \(name) was active; cancelling the source. Close the "
                 + "descriptor in the source's cancel handler instead")
             cancel()

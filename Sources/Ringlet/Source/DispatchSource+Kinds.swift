@@ -1,4 +1,3 @@
-import CRinglet
 import Synchronization
 
 extension DispatchSource {
@@ -81,20 +80,20 @@ extension DispatchSource {
     /// and numbers out of range.
     public class func makeSignalSource(signal: Int32, queue: DispatchQueue? = nil) -> DispatchSourceSignal {
         let call = "makeSignalSource(signal: \(signal)) for queue '\(queue?.label ?? "global")': "
-        switch rl_signal_class(signal) {
-        case RL_SIGNAL_CATCHABLE:
+        switch SignalCalls.kind(of: signal) {
+        case .catchable:
             break
-        case RL_SIGNAL_UNCATCHABLE:
+        case .uncatchable:
             ringletMisuse(call + "signal \(signal) is SIG\(signal == 9 ? "KILL" : "STOP"), which no process can catch "
                 + "or watch (the kernel acts on it without running a handler); watch another signal")
-        case RL_SIGNAL_LIBC_RESERVED:
-            let first = rl_signal_realtime_min()
+        case .reservedByTheCLibrary:
+            let first = SignalCalls.realtimeMinimum
             ringletMisuse(call + "signal \(signal) is reserved by glibc for its threads (thread cancellation and "
                 + "set*id calls; its sigaction refuses it with EINVAL); use SIGRTMIN (\(first)) or a later real-time "
-                + "signal, up to SIGRTMAX (\(RL_SIGNAL_LIMIT - 1))")
-        default:
-            ringletMisuse(call + "\(signal) is not a signal number: Linux signals are 1...\(RL_SIGNAL_LIMIT - 1) "
-                + "(SIGHUP is 1, SIGRTMIN \(rl_signal_realtime_min()), SIGRTMAX \(RL_SIGNAL_LIMIT - 1))")
+                + "signal, up to SIGRTMAX (\(SignalCalls.limit - 1))")
+        case .outOfRange:
+            ringletMisuse(call + "\(signal) is not a signal number: Linux signals are 1...\(SignalCalls.limit - 1) "
+                + "(SIGHUP is 1, SIGRTMIN \(SignalCalls.realtimeMinimum), SIGRTMAX \(SignalCalls.limit - 1))")
         }
         return DispatchSource(kind: .signal(signal), queue: queue).usingKernelSources()
     }
@@ -132,7 +131,7 @@ extension DispatchSource {
     }
 
     private static func checkDescriptor(_ fd: Int32, _ call: String, _ queue: DispatchQueue?) {
-        if rl_fd_check(fd) < 0 {
+        if !Descriptors.isOpen(fd) {
             ringletMisuse("\(call)(fileDescriptor: \(fd)) for queue '\(queue?.label ?? "global")': fd \(fd) is "
                 + "not an open descriptor; open it first and close it only in the source's cancel handler")
         }

@@ -1,4 +1,3 @@
-import CRinglet
 import Synchronization
 
 /// A dispatch source: kernel events, timers or user data delivered to a queue,

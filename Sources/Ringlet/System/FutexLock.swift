@@ -40,10 +40,6 @@ struct FutexLock: @unchecked Sendable {
         }
     }
 
-    /// Returns true when the lock was taken without waiting.
-    @inline(__always)
-    func tryLock() -> Bool { rl_atomic_cas_u32(word, 0, 1) != 0 }
-
     @inline(__always)
     func unlock() {
         if rl_atomic_exchange_u32(word, 0) == 2 {

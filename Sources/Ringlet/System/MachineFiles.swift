@@ -79,9 +79,9 @@ enum MachineFiles {
 
     /// A resource limit of this process (getrlimit(2)): soft and hard, nil for
     /// unlimited; nil when it cannot be read.
-    static func resourceLimit(_ resource: Int32) -> (soft: Int?, hard: Int?)? {
+    static func resourceLimit(_ resource: ResourceLimit) -> (soft: Int?, hard: Int?)? {
         var soft: UInt64 = 0, hard: UInt64 = 0
-        if rl_resource_limit(resource, &soft, &hard) != 0 { return nil }
+        if rl_resource_limit(resource.rawValue, &soft, &hard) != 0 { return nil }
         func value(_ raw: UInt64) -> Int? { raw >= UInt64(Int.max) ? nil : Int(raw) }
         return (value(soft), value(hard))
     }
@@ -115,5 +115,19 @@ enum MachineFiles {
         let count = cpus.withUnsafeMutableBufferPointer { rl_thread_get_affinity(tid, $0.baseAddress, Int32($0.count)) }
         if count < 0 { return nil }
         return cpus.prefix(Int(count)).map { Int($0) }
+    }
+}
+
+/// The resource limits (getrlimit(2)) the runtime's messages name.
+enum ResourceLimit {
+    case addressSpace, stack, threads, openFiles
+
+    var rawValue: Int32 {
+        switch self {
+        case .addressSpace: return RL_LIMIT_ADDRESS_SPACE
+        case .stack: return RL_LIMIT_STACK
+        case .threads: return RL_LIMIT_THREADS
+        case .openFiles: return RL_LIMIT_OPEN_FILES
+        }
     }
 }

@@ -9,6 +9,9 @@ final class Ring {
         let userData: UInt64
         let result: Int32
         let flags: UInt32
+
+        /// IORING_CQE_F_MORE: a multishot request will post more completions.
+        var hasMore: Bool { flags & RL_CQE_F_MORE != 0 }
     }
 
     private let handle: OpaquePointer

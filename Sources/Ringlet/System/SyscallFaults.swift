@@ -12,6 +12,33 @@ enum SyscallFaults {
         case ringPrepare
         /// The kernel answers a poll or timeout request at once with the error.
         case requestCompletion
+        /// open(2) of a DispatchIO path (`Descriptors.open`).
+        case open
+        /// fstat(2) (`Descriptors.status`, `Descriptors.identity`).
+        case fstat
+        /// A poll(2) with no wait (`Descriptors.readyEvents`).
+        case pollNow
+        /// FIONREAD and the free space of a pipe or socket (`Descriptors.readableBytes`,
+        /// `writableBytes`).
+        case byteCount
+        /// lseek(2) (`Descriptors.position`, `Descriptors.seek`).
+        case seek
+        /// pidfd_open(2) (`KernelWatches.processExit`).
+        case pidfdOpen
+        /// inotify_init1(2) / inotify_add_watch(2) (`KernelWatches.fileChanges`).
+        case inotifyWatch
+        /// Reading an inotify descriptor (`KernelWatches.takeFileChanges`).
+        case inotifyRead
+        /// The wall-clock watch's timerfd (`KernelWatches.clockChanges`).
+        case timerfd
+        /// signalfd(2) (`SignalCalls.updateSignalFD`).
+        case signalfd
+        /// Reading a signalfd (`SignalCalls.takeFromSignalFD`).
+        case signalfdRead
+        /// sigaction(2) (`SignalCalls.install`).
+        case sigaction
+        /// malloc(3) of a pool (`Memory.reserve`).
+        case reserveMemory
     }
 
     #if DEBUG

@@ -58,6 +58,32 @@ enum ThreadControl {
         return (nice, idle != 0)
     }
 
+    /// I/O priority classes (ioprio_set(2)), shifted into place: best effort (levels
+    /// 0...7 go in the low bits) and idle.
+    static let ioPriorityBestEffort = UInt16(RL_IOPRIO_CLASS_BE) << 13
+    static let ioPriorityIdle = UInt16(RL_IOPRIO_CLASS_IDLE) << 13
+
+    /// A spin-wait hint to the CPU (PAUSE on x86, YIELD on AArch64).
+    @inline(__always)
+    static func spinHint() { rl_cpu_relax() }
+
+    /// Ends the process with `status` (exit(3): atexit handlers run, stdio is flushed).
+    static func exitProcess(_ status: Int32) -> Never { rl_exit(status) }
+
+    /// The calling thread's context pointer (a retained `ThreadContext`), or nil.
+    @inline(__always)
+    static var contextPointer: UnsafeMutableRawPointer? { rl_tls_get() }
+
+    /// Sets the calling thread's context pointer; `release`, registered with
+    /// `onThreadExit`, gets it back when the thread exits.
+    static func setContextPointer(_ pointer: UnsafeMutableRawPointer) { rl_tls_set(pointer) }
+
+    /// What to do with a thread's context pointer when the thread exits (a C function
+    /// pointer: a closure that captures nothing).
+    static func onThreadExit(_ release: @convention(c) (UnsafeMutableRawPointer?) -> Void) {
+        rl_tls_set_release(release)
+    }
+
     static func environment(_ name: String) -> String? {
         var bytes = name.utf8CString
         let value = bytes.withUnsafeMutableBufferPointer { rl_getenv($0.baseAddress) }

@@ -1,16 +1,15 @@
 // Deadline: how the scheduler turns a DispatchTime, DispatchWallTime or
-// DispatchTimeInterval into the relative timeout its waits take (rl_futex_wait's
+// DispatchTimeInterval into the relative timeout its waits take (FutexEvent.wait's
 // `timeout_ns`: negative means "forever"). Each conversion has a variant taking the
 // current clock reading, so tests and the timer structure can run on virtual time.
 
-import CRinglet
 
 extension DispatchTime {
     /// Nanoseconds from now (CLOCK_MONOTONIC) until this deadline: -1 for
     /// `distantFuture` (wait forever), 0 when it has passed or is "now" (raw value 0).
     /// Costs one clock read.
     var relativeNanoseconds: Int64 {
-        relativeNanoseconds(fromUptime: rl_clock_monotonic_ns())
+        relativeNanoseconds(fromUptime: MonotonicClock.nanoseconds)
     }
 
     /// Nanoseconds from the uptime `now` until this deadline: -1 for `distantFuture`

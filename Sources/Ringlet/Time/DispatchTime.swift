@@ -13,7 +13,6 @@
 // largest representable value saturates to distantFuture, subtracting below zero gives
 // 1 ns (0 would mean "now"), and distantFuture absorbs every offset.
 
-import CRinglet
 
 /// A point in time on the system's monotonic clock (uptime, stopped while suspended),
 /// with nanosecond resolution. Used for deadlines such as `asyncAfter(deadline:)`.
@@ -37,7 +36,7 @@ public struct DispatchTime: Comparable, Hashable, Sendable {
     /// Reads CLOCK_MONOTONIC. Costs one `clock_gettime(2)` (a vDSO call, no syscall on
     /// most boards). Never traps.
     public static func now() -> DispatchTime {
-        let uptime = rl_clock_monotonic_ns()
+        let uptime = MonotonicClock.nanoseconds
         return uptime >= maximumUptime ? .distantFuture : DispatchTime(rawValue: uptime)
     }
 
@@ -65,7 +64,7 @@ public struct DispatchTime: Comparable, Hashable, Sendable {
     /// Invoked by the `+`/`-` operators. Never traps.
     func advanced(byNanoseconds offset: Int64) -> DispatchTime {
         if rawValue > Self.maximumUptime { return .distantFuture }
-        let base = rawValue == 0 ? rl_clock_monotonic_ns() : rawValue
+        let base = rawValue == 0 ? MonotonicClock.nanoseconds : rawValue
         if base > Self.maximumUptime { return .distantFuture }
         if offset >= 0 {
             // base < 2^62 and offset < 2^63: the sum cannot wrap a UInt64.

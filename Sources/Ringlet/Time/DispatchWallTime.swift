@@ -12,7 +12,6 @@
 // now() on a clock reading <= 1 ns (a board without RTC, at boot) gives 2 ns, not
 // distantFuture: a deadline computed at boot must not turn into "wait forever".
 
-import CRinglet
 
 /// A point in calendar (wall-clock) time with nanosecond resolution: a deadline that
 /// moves with the system clock when it is set, as for `asyncAfter(wallDeadline:)`.

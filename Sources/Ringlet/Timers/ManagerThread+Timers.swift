@@ -1,4 +1,3 @@
-import CRinglet
 import Synchronization
 
 // The manager thread's side of timers: arming one (an asyncAfter item, a timer

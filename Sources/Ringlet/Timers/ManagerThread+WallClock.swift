@@ -1,4 +1,3 @@
-import CRinglet
 import Synchronization
 
 // Wall-clock timers (`asyncAfter(wallDeadline:)`, `schedule(wallDeadline:)`) live in
@@ -12,26 +11,26 @@ extension ManagerThread {
     /// Arms the clock-change watch the first time a wall-clock timer is scheduled.
     func watchClockChanges() {
         guard clockWatchFD < 0, let ring = ringForSources else { return }
-        let fd = rl_clock_change_watch(-1)
-        if fd < 0 {
-            ringletWarning("timerfd refused (\(Errno(negated: fd).name)); wall-clock timers will not follow "
-                + "changes of the clock")
+        do throws(Errno) {
+            clockWatchFD = try KernelWatches.clockChanges()
+        } catch {
+            ringletWarning("timerfd refused (\(error.name)); wall-clock timers will not follow changes of the clock")
             clockWatchFD = Int32.max  // do not try again
             return
         }
-        clockWatchFD = fd
         armClockWatch(ring)
     }
 
     func armClockWatch(_ ring: Ring) {
         let fd = clockWatchFD
         retrying(ring) { () throws(Errno) in
-            try ring.preparePoll(fd: fd, events: RL_POLLIN, multishot: false, userData: userData(.clockChange, 0))
+            try ring.preparePoll(fd: fd, events: Descriptors.readable, multishot: false,
+                                 userData: userData(.clockChange, 0))
         }
     }
 
     func clockChanged(_ completion: Ring.Completion, _ ring: Ring) {
-        if completion.result > 0 && rl_clock_change_watch(clockWatchFD) < 0 {
+        if completion.result > 0 && (try? KernelWatches.clockChanges(rearming: clockWatchFD)) == nil {
             // The timerfd is closed: stop watching (timers keep their last offset).
             ringletWarning("the wall-clock watch could not be re-armed; wall-clock timers will not follow "
                 + "further changes of the clock")

@@ -1,0 +1,40 @@
+// ringlet_test_support.h — what the tests and the checks program use to set up the
+// situations they check: pipes and raw reads and writes, a child process that exits,
+// signals sent on cue, a file removed, a plain sleep. Not part of the runtime (which
+// never links it): the production header, Sources/CRinglet/include/ringlet.h, holds
+// only what the runtime calls. Fixed-width types only, as there, so the checks
+// program builds in Embedded Swift mode.
+#ifndef RINGLET_TEST_SUPPORT_H
+#define RINGLET_TEST_SUPPORT_H
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/// read(2)/write(2) retried on EINTR: bytes moved or -errno.
+long long rl_fd_read(int fd, void *buffer, unsigned long long length);
+long long rl_fd_write(int fd, const void *buffer, unsigned long long length);
+/// pipe2(2) with O_CLOEXEC (and O_NONBLOCK when asked): fds[0] reads, fds[1] writes.
+int rl_pipe(int fds[2], int nonblocking);
+/// unlink(2). 0 or -errno.
+int rl_unlink(const char *path);
+
+/// Forks a child that sleeps `delay_ns` then exits with `status`; its pid or -errno.
+int rl_process_spawn_exit(int status, long long delay_ns);
+/// Waits for child `pid`; its exit status (128 + signal when killed) or -errno.
+int rl_process_reap(int pid);
+
+/// kill(getpid(), signo) and tgkill(getpid(), tid, signo). 0 or -errno.
+int rl_signal_send(int signo);
+int rl_signal_send_thread(int tid, int signo);
+/// Blocks (block != 0) or unblocks `signo` in the calling thread. 0 or -errno.
+int rl_signal_block_in_thread(int signo, int block);
+
+/// Sleeps for `ns` nanoseconds (nanosleep(2), resumed after EINTR): blocking the
+/// thread in the kernel, which the runtime cannot see.
+void rl_sleep_ns(long long ns);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

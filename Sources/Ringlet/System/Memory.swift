@@ -1,0 +1,32 @@
+import CRinglet
+
+/// Memory the runtime asks the C library for directly: the work-node pool (reserved
+/// once at start; pages are touched only as nodes are first used) and the release of
+/// memory a `DispatchData` was handed with `.free` or `.unmap`.
+enum Memory {
+    /// Reserves `bytes` (malloc(3)); nil when the system refuses (RLIMIT_AS,
+    /// overcommit). The fault hook can refuse it too.
+    static func reserve(_ bytes: UInt64) -> UnsafeMutableRawPointer? {
+        if SyscallFaults.take(.reserveMemory) != nil { return nil }
+        return rl_reserve_memory(bytes)
+    }
+
+    /// free(3).
+    static func free(_ pointer: UnsafeMutableRawPointer?) { rl_free(pointer) }
+
+    /// munmap(2) of `length` bytes at `pointer`.
+    static func unmap(_ pointer: UnsafeMutableRawPointer?, length: Int) { rl_munmap(pointer, UInt64(length)) }
+
+    /// The address-space limit (RLIMIT_AS) in bytes, or -1 when unlimited.
+    static var addressSpaceLimit: Int { Int(rl_address_space_limit()) }
+}
+
+/// Counters written by one thread and read by any: the owner adds with relaxed
+/// loads and stores (no locked instruction on the per-item path).
+enum SingleWriterCounter {
+    @inline(__always)
+    static func add(_ slot: UnsafeMutablePointer<Int64>, _ delta: Int64) { rl_counter_add(slot, delta) }
+
+    @inline(__always)
+    static func read(_ slot: UnsafeMutablePointer<Int64>) -> Int64 { rl_counter_read(slot) }
+}
