@@ -123,13 +123,13 @@ struct DispatchIOBehaviourTests {
             if done { events.append("done") }
         }
         channel.close()  // not .stop: the read under way completes first
-        sleepMilliseconds(20)
+        settle(queue)  // the manager has gone round with the read waiting; nothing was delivered
         #expect(events.values.isEmpty)
         writeAll(pipe.write, patternBytes(3))
         #expect(eventually { events.count == 2 })
         #expect(events.values == ["done", "cleanup 0"])
         channel.close()
-        sleepMilliseconds(10)
+        settle(queue)
         #expect(events.count == 2)
         Glibc.close(pipe.read)
         Glibc.close(pipe.write)
@@ -143,7 +143,7 @@ struct DispatchIOBehaviourTests {
         let transcript = IOTranscript()
         channel.read(offset: 0, length: Int.max, queue: queue, ioHandler: transcript.handler)
         writeAll(pipe.write, patternBytes(60))
-        sleepMilliseconds(30)
+        settle(queue)  // the manager has reaped the 60 bytes; a delivery would have run
         #expect(transcript.all.isEmpty)  // 60 < 100
         writeAll(pipe.write, patternBytes(60, from: 60))
         #expect(eventually { transcript.data.count == 120 })

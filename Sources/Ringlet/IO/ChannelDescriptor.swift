@@ -1,6 +1,7 @@
 
 /// A descriptor shared by the channels made from one another; closed when the last
 /// of them is done with it, if a channel opened it.
+// @unchecked Sendable: `users` under `lock`; the rest is immutable.
 final class ChannelDescriptor: @unchecked Sendable {
     let fd: Int32
     /// The device and inode `fd` named when the first channel was made (nil: not

@@ -1,6 +1,7 @@
 
 /// One contiguous block of bytes a `DispatchData` refers to, freed once no data
 /// refers to it any more, by the rule it was created with.
+// @unchecked Sendable: the bytes are immutable once shared; the release runs once, from deinit.
 final class DataStorage: @unchecked Sendable {
     /// How the bytes are given back.
     enum Release {
@@ -63,6 +64,7 @@ struct DataRegion {
 
 /// A value (a program's closure: a destructor, a barrier, a cleanup handler) handed
 /// to another thread as GCD hands blocks, without a Sendable check.
+// @unchecked Sendable: that is its purpose; GCD's API takes these closures as they are.
 struct UncheckedSendable<Value>: @unchecked Sendable {
     let value: Value
     init(_ value: Value) { self.value = value }

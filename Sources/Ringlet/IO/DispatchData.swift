@@ -4,6 +4,7 @@
 ///
 /// A value type over immutable, reference-counted storage, so it may be passed
 /// between threads freely.
+// @unchecked Sendable: regions over immutable, reference-counted storage.
 public struct DispatchData: RandomAccessCollection, @unchecked Sendable {
     public typealias Index = Int
     public typealias Indices = Range<Int>

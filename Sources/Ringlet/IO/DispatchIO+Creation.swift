@@ -100,6 +100,7 @@ extension DispatchIO {
 
 /// The data `read(fromFileDescriptor:)` gathers; only its handler touches it, and
 /// one operation's handlers never run concurrently.
+// @unchecked Sendable: only the read's handler touches it, and one operation's handlers never overlap.
 private final class DataCollector: @unchecked Sendable {
     var data = DispatchData.empty
 }

@@ -21,6 +21,7 @@
 /// channel on one descriptor (the class functions' too) run one after another: on a
 /// regular file each continues from the descriptor's position, so concurrent writers
 /// append whole records instead of overwriting each other.
+// @unchecked Sendable: mutable state under `lock`; manager-side state belongs to the manager thread.
 public class DispatchIO: DispatchObject, @unchecked Sendable {
     /// The descriptor and whether the channel opened it (then the channel closes it).
     let descriptor: ChannelDescriptor

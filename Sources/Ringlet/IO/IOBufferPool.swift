@@ -12,6 +12,7 @@ import Synchronization
 /// Buffers of exactly `chunkBytes` are kept for reuse while the kept ones and the
 /// held bytes fit the budget: a long read cycles through warm buffers instead of
 /// faulting in fresh pages for every chunk.
+// @unchecked Sendable: `held` and the wake flag are atomics; the kept buffers under `lock`.
 final class IOBufferPool: @unchecked Sendable {
     let chunkBytes: Int
     let budget: Int

@@ -12,6 +12,7 @@ import Synchronization
 ///   queued --(1) start--> issuing --(2) last request done--> delivering --(3) done handler--> finished
 ///
 ///   (1) IOEngine.start / begin   (2) IOEngine.finishIfDone   (3) IOOperation.deliver
+// @unchecked Sendable: "manager" fields are the manager thread's; `pending` & co. under `lock`.
 final class IOOperation: @unchecked Sendable {
     typealias Handler = (_ done: Bool, _ data: DispatchData?, _ error: Int32) -> Void
 

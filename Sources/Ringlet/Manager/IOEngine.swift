@@ -18,6 +18,7 @@ import Synchronization
 ///
 /// A request's user data is tag | generation (24 bits) | slot (32 bits), so the
 /// completion of a cancelled or reused slot is recognised and dropped.
+// @unchecked Sendable: its state is the manager thread's; other threads only post requests (RequestStack).
 final class IOEngine: @unchecked Sendable {
     /// One request on the ring.
     struct InFlight {

@@ -4,6 +4,7 @@ public final class DispatchSpecificKey<T> {
     public init() {}
 }
 
+// @unchecked Sendable: a key has no state: it is compared by identity.
 extension DispatchSpecificKey: @unchecked Sendable where T: Sendable {}
 
 /// Holds a specific value in a queue's table; the key's type fixes `T`.
