@@ -5,6 +5,7 @@
 // Every wait here is bounded: a broken runtime makes a test fail, never hang.
 
 import CRinglet
+import Glibc
 import CRingletTestSupport
 import Synchronization
 import Testing
@@ -139,9 +140,11 @@ final class SlotCounters: @unchecked Sendable {
 
 // MARK: Blocking without a Ringlet wait
 
-/// A one-shot gate. Threads waiting on it poll with nanosleep, so a pool thread held
-/// here is busy as far as the scheduler knows: no reserve worker covers it. Use it to
-/// occupy workers on purpose.
+/// A one-shot gate. Threads waiting on it stay runnable (they poll and yield the CPU,
+/// never sleep in the kernel), so a pool thread held here is busy as far as the
+/// scheduler knows: no reserve worker covers it, not even the kernel cover, which
+/// covers only threads asleep in the kernel (KernelCoverTests). Use it to occupy
+/// workers on purpose.
 final class Gate: @unchecked Sendable {
     private let isOpenFlag = Atomic<Bool>(false)
 
@@ -151,7 +154,14 @@ final class Gate: @unchecked Sendable {
     /// Returns true once the gate opens, false after `seconds` (then the caller goes on,
     /// so a failing test still ends).
     @discardableResult
-    func pass(within seconds: Double = patienceSeconds) -> Bool { eventually(within: seconds) { isOpen } }
+    func pass(within seconds: Double = patienceSeconds) -> Bool {
+        let start = monotonicNanoseconds
+        while !isOpen {
+            if secondsSince(start) > seconds { return false }
+            sched_yield()
+        }
+        return true
+    }
 }
 
 // MARK: Ringlet internals tests observe

@@ -36,6 +36,7 @@ workNodes = 65536
 drainBatch = 64
 spinMicroseconds = 5
 deadlockGraceMilliseconds = 2000
+coverCheckMilliseconds = 5
 ringEntries = 64
 sources = 4096
 
@@ -86,6 +87,7 @@ workNodes = 131072
 drainBatch = 64
 spinMicroseconds = 5
 deadlockGraceMilliseconds = 2000
+coverCheckMilliseconds = 5
 ringEntries = 64
 sources = 8192
 
@@ -137,6 +139,7 @@ workNodes = 131072
 drainBatch = 64
 spinMicroseconds = 5
 deadlockGraceMilliseconds = 2000
+coverCheckMilliseconds = 5
 ringEntries = 128
 sources = 16384
 
@@ -188,6 +191,7 @@ workNodes = 131072
 drainBatch = 64
 spinMicroseconds = 5
 deadlockGraceMilliseconds = 2000
+coverCheckMilliseconds = 5
 ringEntries = 128
 sources = 16384
 

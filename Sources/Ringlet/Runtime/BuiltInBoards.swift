@@ -51,6 +51,7 @@ workNodes = 131072
 drainBatch = 64
 spinMicroseconds = 5
 deadlockGraceMilliseconds = 2000
+coverCheckMilliseconds = 5
 ringEntries = 128
 sources = 16384
 
@@ -102,6 +103,7 @@ workNodes = 16384
 drainBatch = 64
 spinMicroseconds = 5
 deadlockGraceMilliseconds = 2000
+coverCheckMilliseconds = 5
 ringEntries = 32
 sources = 1024
 
@@ -152,6 +154,7 @@ workNodes = 262144
 drainBatch = 64
 spinMicroseconds = 5
 deadlockGraceMilliseconds = 2000
+coverCheckMilliseconds = 5
 ringEntries = 256
 sources = 65536
 
@@ -205,6 +208,7 @@ workNodes = derived
 drainBatch = 64
 spinMicroseconds = 5
 deadlockGraceMilliseconds = 2000
+coverCheckMilliseconds = 5
 ringEntries = 64
 sources = derived
 
