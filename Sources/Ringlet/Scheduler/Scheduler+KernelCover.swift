@@ -1,3 +1,5 @@
+import Synchronization
+
 /// Covering workers blocked in the kernel. A worker that blocks in a Ringlet wait
 /// says so and a reserve worker may run in its place; one that blocks in the kernel —
 /// `read(2)` on a slow disk, `usleep`, a C library's lock, page faults — cannot say so.
