@@ -267,7 +267,7 @@ final class Scheduler: @unchecked Sendable {
             for index in 0..<RunQueueIndex.count {
                 pending[RunQueueIndex.level(ofIndex: index).rawValue] += runQueues.count(at: index)
             }
-            let covered = workers.filter(\.coveredInKernel).count
+            let covered = workers.filter { $0.coveredInKernel }.count
             return (pending, blockedCount - covered, activeReserve, idle.reduce(0) { $0 + $1.count }, watch.armed,
                     covered, Int(coveredInKernelTotal))
         }
