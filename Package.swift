@@ -6,6 +6,9 @@ let package = Package(
     name: "Ringlet",
     products: [
         .library(name: "Ringlet", targets: ["Ringlet"]),
+        // For files that import Foundation too: `import RingletFoundationCompat` instead
+        // of `import Ringlet` (the PortingFromDispatch article, "Foundation in the same file").
+        .library(name: "RingletFoundationCompat", targets: ["RingletFoundationCompat"]),
         .executable(name: "ringlet", targets: ["ringlet"]),
         .executable(name: "RingletDemo", targets: ["RingletDemo"]),
     ],
@@ -42,6 +45,14 @@ let package = Package(
         .target(
             name: "Ringlet",
             dependencies: ["CRinglet"],
+            swiftSettings: [.swiftLanguageMode(.v6)]
+        ),
+        // Ringlet re-exported with every name it shares with the toolchain's Dispatch
+        // also re-exported scoped, so those names mean Ringlet's in a file that imports
+        // Foundation (which re-exports Dispatch). Import lines only; no code.
+        .target(
+            name: "RingletFoundationCompat",
+            dependencies: ["Ringlet"],
             swiftSettings: [.swiftLanguageMode(.v6)]
         ),
         // The command-line tool: demo workload, soak, benchmarks against the toolchain's Dispatch.
