@@ -42,10 +42,18 @@ let package = Package(
         .target(name: "CRingletTestSupport", cSettings: [.define("_GNU_SOURCE")]),
         // The runtime: standard library, Synchronization and CRinglet only, so it
         // also builds in Embedded Swift mode (`make embedded`).
+        //
+        // The toolchain's blocks runtime is linked for the programs, not for the runtime
+        // (which never calls it): GCD code that converts closures to and from
+        // `@convention(block)` makes the compiler call `_Block_copy` and `_Block_release`,
+        // which `import Dispatch` used to link. Every Swift program on Linux loads
+        // libBlocksRuntime already (libswift_Concurrency -> libdispatch -> it), so this
+        // adds no library at run time; Embedded Swift has no blocks.
         .target(
             name: "Ringlet",
             dependencies: ["CRinglet"],
-            swiftSettings: [.swiftLanguageMode(.v6)]
+            swiftSettings: [.swiftLanguageMode(.v6)],
+            linkerSettings: [.linkedLibrary("BlocksRuntime")]
         ),
         // Ringlet re-exported with every name it shares with the toolchain's Dispatch
         // also re-exported scoped, so those names mean Ringlet's in a file that imports
