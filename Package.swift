@@ -112,6 +112,28 @@ let package = Package(
             dependencies: ["Ringlet"],
             swiftSettings: [.swiftLanguageMode(.v6)]
         ),
+        // Client programs, one per way of importing Ringlet, built from one source
+        // (Tests/ImportStyles/Client.swift, linked into each directory as main.swift)
+        // whose `#if` picks the imports: Ringlet alone, FoundationEssentials + Ringlet,
+        // Foundation + RingletFoundationCompat. `make import-styles` runs them.
+        .executableTarget(
+            name: "ImportStyleRinglet",
+            dependencies: ["Ringlet"],
+            path: "Tests/ImportStyles/Ringlet",
+            swiftSettings: [.define("IMPORT_STYLE_RINGLET"), .swiftLanguageMode(.v6)]
+        ),
+        .executableTarget(
+            name: "ImportStyleFoundationEssentials",
+            dependencies: ["Ringlet"],
+            path: "Tests/ImportStyles/FoundationEssentials",
+            swiftSettings: [.define("IMPORT_STYLE_FOUNDATION_ESSENTIALS"), .swiftLanguageMode(.v6)]
+        ),
+        .executableTarget(
+            name: "ImportStyleFoundation",
+            dependencies: ["RingletFoundationCompat"],
+            path: "Tests/ImportStyles/Foundation",
+            swiftSettings: [.define("IMPORT_STYLE_FOUNDATION"), .swiftLanguageMode(.v6)]
+        ),
         .testTarget(
             name: "RingletTests",
             dependencies: ["Ringlet", "CRinglet", "CRingletTestSupport"],
