@@ -5,6 +5,8 @@
 /// One row of the table; the raw value names it on the command line (`--only`, `--child`).
 package enum BenchRow: String, CaseIterable {
     case serialAsync = "serial-async"
+    case serialAsyncGroup = "serial-async-group"
+    case serialAsyncProducers = "serial-async-producers"
     case pingPong = "ping-pong"
     case sync = "sync"
     case concurrentPerform = "concurrent-perform"
@@ -29,8 +31,10 @@ package enum BenchRow: String, CaseIterable {
 
 /// Sizes of the workloads (`--quick` shrinks them for smoke runs).
 package struct BenchScale {
-    /// Empty items async onto one serial queue.
+    /// Empty items async onto one serial queue (all producers together).
     package var serialItems: Int
+    /// Producer threads of the serial-async-producers row.
+    package var serialProducers = 4
     /// Hops between two serial queues.
     package var hops: Int
     /// `sync {}` calls from one thread.

@@ -44,6 +44,8 @@ package enum Workloads {
         let out: [(String, Double)]
         switch row {
         case .serialAsync: out = serialAsync(scale)
+        case .serialAsyncGroup: out = serialAsync(scale, group: DispatchGroup())
+        case .serialAsyncProducers: out = serialAsyncProducers(scale)
         case .pingPong: out = pingPong(scale)
         case .sync: out = uncontendedSync(scale)
         case .concurrentPerform: out = concurrentPerform(scale)
@@ -59,18 +61,53 @@ package enum Workloads {
     }
 
     /// ns per item for `n` empty items async onto one serial queue, then one `sync`.
-    static func serialAsync(_ scale: BenchScale) -> [(String, Double)] {
+    /// Empty items submitted to one serial queue from this thread (each with `group`,
+    /// when given), then one `sync` to wait for the last.
+    static func serialAsync(_ scale: BenchScale, group: DispatchGroup? = nil) -> [(String, Double)] {
         let n = scale.serialItems
         let queue = DispatchQueue(label: "bench.serial")
         func once(_ items: Int) -> UInt64 {
             let start = benchNow()
-            for _ in 0..<items { queue.async {} }
-            queue.sync {}
+            if let group {
+                for _ in 0..<items { queue.async(group: group) {} }
+                group.wait()
+            } else {
+                for _ in 0..<items { queue.async {} }
+                queue.sync {}
+            }
             return benchNow() - start
         }
         _ = once(n / 10)
         let runs = benchRepeat(scale.repetitions) { once(n) }
         return benchPerUnit(runs, n)
+    }
+
+    /// The same from `serialProducers` plain threads at once, onto one serial queue.
+    static func serialAsyncProducers(_ scale: BenchScale) -> [(String, Double)] {
+        let n = scale.serialItems
+        let producers = scale.serialProducers
+        let queue = DispatchQueue(label: "bench.serial.producers")
+        func once(_ items: Int) -> UInt64 {
+            let share = items / producers
+            let ready = Atomic<Int>(0)
+            let go = Atomic<Bool>(false)
+            let threads = (0..<producers).map { _ in
+                benchStartThread {
+                    ready.wrappingAdd(1, ordering: .acquiringAndReleasing)
+                    while !go.load(ordering: .acquiring) {}
+                    for _ in 0..<share { queue.async {} }
+                }
+            }
+            while ready.load(ordering: .acquiring) < producers {}
+            let start = benchNow()
+            go.store(true, ordering: .releasing)
+            for thread in threads { pthread_join(thread, nil) }
+            queue.sync {}
+            return benchNow() - start
+        }
+        _ = once(n / 10)
+        let runs = benchRepeat(scale.repetitions) { once(n) }
+        return benchPerUnit(runs, n / producers * producers)
     }
 
     final class PingPong: @unchecked Sendable {

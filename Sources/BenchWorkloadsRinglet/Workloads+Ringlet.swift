@@ -7,11 +7,17 @@ import Glibc
 import Ringlet
 
 extension Workloads {
-    /// Starts the runtime with the derived configuration; returns its shape.
+    /// Starts the runtime with the derived configuration — or, when RINGLET_BOARD names
+    /// a board or a profile file, with that profile (a board's shape on this machine,
+    /// or `spinMicroseconds = 0` for repeatable instruction counts) — and returns its shape.
     package static func start() -> [(String, Double)] {
         let runtime: Runtime
         do {
-            runtime = try Runtime.start(configuration: .derived())
+            if let board = getenv("RINGLET_BOARD"), board.pointee != 0 {
+                runtime = Runtime.current  // starts with the profile RINGLET_BOARD names
+            } else {
+                runtime = try Runtime.start(configuration: .derived())
+            }
         } catch {
             fputs("ringlet bench: Runtime.start failed: \(error)\n", stderr)
             exit(2)

@@ -65,7 +65,16 @@ struct Bench: ParsableCommand {
         }
     }
 
-    private var scale: BenchScale { quick ? .quick : .full }
+    /// Child mode: overrides the item count of the serial-async rows (instruction counts
+    /// under callgrind: run two counts and divide the difference by the items between).
+    @Option(help: .hidden)
+    var items: Int?
+
+    private var scale: BenchScale {
+        var scale: BenchScale = quick ? .quick : .full
+        if let items { scale.serialItems = items }
+        return scale
+    }
 
     func run() throws {
         if let child, let row = BenchRow(rawValue: child), let side = side.flatMap(BenchSide.init(rawValue:)) {
@@ -286,7 +295,7 @@ struct Bench: ParsableCommand {
         func mib(_ value: Double?) -> String { value.map { benchFigure($0 / 1_048_576) + " MiB" } ?? "?" }
         func seconds(_ value: Double?) -> String { value.map { benchFigure($0 / 1e9) + " s" } ?? "?" }
         switch row {
-        case .serialAsync, .pingPong, .sync, .concurrentPerform:
+        case .serialAsync, .serialAsyncGroup, .serialAsyncProducers, .pingPong, .sync, .concurrentPerform:
             return ["\(row.rawValue): runs of the best round (ns per unit): Dispatch \(runs(dispatch)); Ringlet \(runs(ringlet))"]
         case .blockingWall:
             return ["blocking-wall: the same run as the threads row; Ringlet's reserve covers the workers the stall "

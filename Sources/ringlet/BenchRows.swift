@@ -17,6 +17,10 @@ extension BenchRow {
     func title(_ scale: BenchScale) -> String {
         switch self {
         case .serialAsync: return "serial async, ns/item (\(benchCount(scale.serialItems)) empty items)"
+        case .serialAsyncGroup:
+            return "serial async(group:), ns/item (\(benchCount(scale.serialItems)) empty items)"
+        case .serialAsyncProducers:
+            return "serial async from \(scale.serialProducers) producers, ns/item (\(benchCount(scale.serialItems)))"
         case .pingPong: return "ping-pong between 2 serial queues, ns/hop (\(benchCount(scale.hops)) hops)"
         case .sync: return "uncontended sync, ns/call (\(benchCount(scale.syncCalls)) calls)"
         case .concurrentPerform: return "concurrentPerform, ns/iteration (\(benchCount(scale.performIterations)))"
@@ -52,7 +56,7 @@ extension BenchRow {
     /// The ratio Ringlet/Dispatch must not exceed (nil: judged on an absolute limit).
     var targetRatio: Double? {
         switch self {
-        case .serialAsync: return 0.25
+        case .serialAsync, .serialAsyncGroup, .serialAsyncProducers: return 0.25
         case .pingPong: return 0.5
         case .sync: return 0.75
         case .concurrentPerform: return 1.0
@@ -79,7 +83,7 @@ extension BenchRow {
     /// The key of the headline figure in the child's output.
     var headlineKey: String {
         switch self {
-        case .serialAsync, .pingPong, .sync, .concurrentPerform: return "ns"
+        case .serialAsync, .serialAsyncGroup, .serialAsyncProducers, .pingPong, .sync, .concurrentPerform: return "ns"
         case .threads: return "peak"
         case .blockingWall: return "wall_ns"
         case .latency: return "p99_ns"
@@ -100,7 +104,7 @@ extension BenchRow {
     func rounds(_ scale: BenchScale) -> Int {
         if scale.repetitions == 1 { return 1 }
         switch self {
-        case .serialAsync, .pingPong, .sync, .concurrentPerform: return 2
+        case .serialAsync, .serialAsyncGroup, .serialAsyncProducers, .pingPong, .sync, .concurrentPerform: return 2
         case .latency, .strictLateness: return 3
         case .threads, .blockingWall, .memory, .idleWakeups: return 1
         case .timers, .timersWindow, .timersCPU, .energy: return 1
@@ -112,7 +116,8 @@ extension BenchRow {
     /// fires, ms of CPU, joules).
     func display(_ value: Double) -> String {
         switch self {
-        case .serialAsync, .pingPong, .sync, .concurrentPerform: return benchFigure(value)
+        case .serialAsync, .serialAsyncGroup, .serialAsyncProducers, .pingPong, .sync, .concurrentPerform:
+            return benchFigure(value)
         case .threads, .idleWakeups, .timers, .timersWindow, .ioThreads: return benchFixed(value, 0)
         case .ioSequential, .ioRandom, .ioPipe, .blockingWall: return benchFigure(value / 1_000_000)
         case .latency, .strictLateness: return benchFigure(value / 1000)
