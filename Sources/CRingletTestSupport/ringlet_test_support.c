@@ -32,6 +32,12 @@ int rl_pipe(int fds[2], int nonblocking) {
 
 int rl_unlink(const char *path) { return unlink(path) < 0 ? -errno : 0; }
 
+// Weak references: non-null only when a sanitizer's runtime is linked into the program.
+extern void __tsan_init(void) __attribute__((weak));
+extern void __asan_init(void) __attribute__((weak));
+
+int rl_test_sanitizer_active(void) { return (__tsan_init != 0 || __asan_init != 0) ? 1 : 0; }
+
 int rl_process_spawn_exit(int status, long long delay_ns) {
     pid_t pid = fork();
     if (pid < 0) return -errno;

@@ -192,6 +192,10 @@ enum QoSSchedulingScenarios {
         var configuration = twoCoreConfiguration()
         configuration.utilityNice = utilityNice
         configuration.backgroundSchedIdle = idle
+        // The gate below holds the utility worker on the CPU; on a saturated machine the
+        // cover of workers blocked in the kernel could take that for a sleep and let the
+        // reserve run the gate's neighbours, which would sample the wrong band.
+        configuration.coverCheckMilliseconds = 0
         startRuntime(configuration)
         func sample(_ qosClass: DispatchQoS.QoSClass, _ count: Int) -> [(nice: Int32, isIdle: Bool)] {
             let seen = Recorder<(nice: Int32, isIdle: Bool)>()

@@ -307,7 +307,8 @@ enum RegressionScenarios {
     /// the work that waits (a warning, which proves it looked past the grace period),
     /// but no deadlock, and nothing is killed.
     static func timedWaitsAreNotADeadlock() {
-        startRuntime(RuntimeConfiguration(cores: 2, deadlockGraceMilliseconds: 200))
+        startRuntime(twoCoreConfiguration(grace: 200))
+        guard poolParked() else { Issue.record("the pool never parked: \(Runtime.statistics)"); return }
         let long = DispatchSemaphore(value: 0)
         let finished = DispatchGroup()
         let queues: [DispatchQueue] = [.global(qos: .utility), .global(qos: .background), .global(), .global(),
@@ -315,7 +316,7 @@ enum RegressionScenarios {
         for (index, queue) in queues.enumerated() {
             queue.async(group: finished) { _ = long.wait(timeout: .now() + 20) }
             guard eventually({ blockedThreadCount == index + 1 }) else {
-                Issue.record("only \(blockedThreadCount) of \(index + 1) blocked")
+                Issue.record("only \(blockedThreadCount) of \(index + 1) blocked: \(Runtime.statistics)")
                 return
             }
         }

@@ -13,8 +13,14 @@ import Testing
 
 // MARK: Time
 
-/// How long a test waits for something that normally happens within milliseconds.
-let patienceSeconds = 10.0
+/// Whether ThreadSanitizer or AddressSanitizer instruments this run (`make tsan`,
+/// `make asan`): instrumented code runs several times slower.
+let sanitizerActive = rl_test_sanitizer_active() != 0
+
+/// How long a test waits for something that normally happens within milliseconds —
+/// four times longer under a sanitizer, where `make test` runs the whole suite with
+/// its dozens of child processes on instrumented code at once.
+let patienceSeconds = sanitizerActive ? 40.0 : 10.0
 
 /// A deadline `seconds` from now, for `wait(timeout:)`.
 func deadline(_ seconds: Double = patienceSeconds) -> DispatchTime { .now() + seconds }
@@ -209,6 +215,15 @@ extension ExitTest.Result {
 /// kernel priorities set `backgroundSchedIdle` themselves).
 func twoCoreConfiguration(grace milliseconds: Int = 2000) -> RuntimeConfiguration {
     RuntimeConfiguration(cores: 2, backgroundSchedIdle: false, deadlockGraceMilliseconds: milliseconds)
+}
+
+/// Waits until every pool thread has parked (true) — at start, a thread the kernel
+/// has not run yet is not parked, and work that arrives meanwhile may wake another
+/// band's or a reserve worker instead, which tests that place items band by band
+/// must rule out.
+@discardableResult
+func poolParked() -> Bool {
+    eventually { let s = Runtime.statistics; return s.parkedThreads == s.workers + s.reserve }
 }
 
 /// Starts the runtime in a child process with `configuration`; records an issue

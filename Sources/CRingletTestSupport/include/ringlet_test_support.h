@@ -18,6 +18,10 @@ long long rl_fd_write(int fd, const void *buffer, unsigned long long length);
 int rl_pipe(int fds[2], int nonblocking);
 /// unlink(2). 0 or -errno.
 int rl_unlink(const char *path);
+/// 1 when this program runs under ThreadSanitizer or AddressSanitizer (their runtime is
+/// linked in), else 0: the tests then allow instrumented code more time and skip
+/// resident-memory measurements, which would count the sanitizer's shadow memory.
+int rl_test_sanitizer_active(void);
 
 /// Forks a child that sleeps `delay_ns` then exits with `status`; its pid or -errno.
 int rl_process_spawn_exit(int status, long long delay_ns);
