@@ -32,7 +32,7 @@ EMBEDDED_FLAGS := -target $(EMBEDDED_TARGET) -enable-experimental-feature Embedd
 TSAN_SKIP    := ThreadCountTests
 ASAN_OPTIONS_TEST := ASAN_OPTIONS=detect_leaks=1 LSAN_OPTIONS=suppressions=$(CURDIR)/Tests/lsan.supp
 
-.PHONY: deps build run test unit import-styles tsan asan soak soak-short embedded bench docs clean deps-cross cross sim
+.PHONY: deps build run test unit import-styles tsan asan soak soak-short embedded bench bench-scale docs clean deps-cross cross sim
 
 deps:
 	@command -v pkg-config >/dev/null || { $(SUDO) apt-get update -qq && $(SUDO) apt-get install -y -qq pkg-config; }
@@ -268,6 +268,14 @@ sim: cross
 bench: deps
 	$(SWIFT) build -c release --product ringlet
 	$$($(SWIFT) build -c release --show-bin-path)/ringlet bench
+
+# How cost grows with the load (`ringlet bench --scale`), both runtimes; redraws the
+# chart the README shows.
+SCALE_CHART := Sources/Ringlet/Ringlet.docc/Resources/bench-scale.svg
+bench-scale: deps
+	$(SWIFT) build -c release --product ringlet
+	mkdir -p $(dir $(SCALE_CHART))
+	$$($(SWIFT) build -c release --show-bin-path)/ringlet bench --scale --chart $(SCALE_CHART)
 
 # The DocC catalog and the public API, built by swift-docc-plugin; warnings (a broken link,
 # a symbol that does not exist) fail the build. Open .build/docs/index.html through a web

@@ -135,6 +135,11 @@ let package = Package(
             swiftSettings: [.define("IMPORT_STYLE_FOUNDATION"), .swiftLanguageMode(.v6)]
         ),
         .testTarget(
+            name: "BenchTests",
+            dependencies: ["BenchSupport"],
+            swiftSettings: [.swiftLanguageMode(.v6)]
+        ),
+        .testTarget(
             name: "RingletTests",
             dependencies: ["Ringlet", "CRinglet", "CRingletTestSupport"],
             swiftSettings: [.swiftLanguageMode(.v6)]

@@ -46,7 +46,28 @@ struct Bench: ParsableCommand {
     @Option(help: .hidden)
     var variant: String?
 
+    @Flag(name: .customLong("scale"),
+          help: "Instead of the table: sweep each workload over growing loads (timers, read sources, queues, producers) and report the cost per unit at each, for both runtimes.")
+    var scaleSweep = false
+
+    @Option(help: "With --scale: also draw the curves into this SVG file.")
+    var chart: String?
+
+    /// Child mode of --scale: measure one side of one sweep at `--load`.
+    @Option(help: .hidden)
+    var sweepChild: String?
+
+    @Option(help: .hidden)
+    var load: Int?
+
     func validate() throws {
+        if let sweepChild {
+            guard BenchSweep(rawValue: sweepChild) != nil, load != nil, side.flatMap(BenchSide.init(rawValue:)) != nil else {
+                throw ValidationError("--sweep-child needs a sweep (\(BenchSweep.allCases.map(\.rawValue).joined(separator: ", "))), "
+                    + "--load N and --side dispatch|ringlet")
+            }
+        }
+        if chart != nil && !scaleSweep { throw ValidationError("--chart draws the curves of --scale; add --scale") }
         if let child, BenchRow(rawValue: child) == nil { throw ValidationError("unknown row '\(child)'") }
         if child != nil, side.flatMap(BenchSide.init(rawValue:)) == nil {
             throw ValidationError("--child needs --side dispatch|ringlet")
@@ -77,6 +98,21 @@ struct Bench: ParsableCommand {
     }
 
     func run() throws {
+        if let sweepChild, let sweep = BenchSweep(rawValue: sweepChild), let load,
+           let side = side.flatMap(BenchSide.init(rawValue:)) {
+            var out: [(String, Double)] = []
+            if side == .ringlet { out += RingletSide.start() }
+            switch side {
+            case .dispatch: out += DispatchSide.sweep(sweep, load: load, quick: quick)
+            case .ringlet: out += RingletSide.sweep(sweep, load: load, quick: quick)
+            }
+            benchEmit(out + [("threads_after", Double(benchThreadCount()))])
+            return
+        }
+        if scaleSweep {
+            BenchSweepRunner(quick: quick).run(chart: chart)
+            return
+        }
         if let child, let row = BenchRow(rawValue: child), let side = side.flatMap(BenchSide.init(rawValue:)) {
             runChild(row, side)
             return
