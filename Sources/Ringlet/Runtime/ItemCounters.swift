@@ -9,8 +9,8 @@ final class ItemCounters: @unchecked Sendable {
     private let slots: UnsafeMutablePointer<Int64>
 
     init() {
-        slots = .allocate(capacity: 2 * QoSLevel.count)
-        slots.initialize(repeating: 0, count: 2 * QoSLevel.count)
+        slots = .allocate(capacity: 2 * QoSLevel.count + 1)
+        slots.initialize(repeating: 0, count: 2 * QoSLevel.count + 1)
     }
 
     deinit { slots.deallocate() }
@@ -22,6 +22,13 @@ final class ItemCounters: @unchecked Sendable {
     /// Called by the owning thread only.
     @inline(__always)
     func countRan(_ level: QoSLevel) { SingleWriterCounter.add(slots + QoSLevel.count + level.rawValue, 1) }
+
+    /// A serial queue's drainer began to spin for another push (called by the owning
+    /// thread only).
+    @inline(__always)
+    func countSpin() { SingleWriterCounter.add(slots + 2 * QoSLevel.count, 1) }
+
+    var spins: Int { Int(SingleWriterCounter.read(slots + 2 * QoSLevel.count)) }
 
     func submitted(_ level: QoSLevel) -> Int { Int(SingleWriterCounter.read(slots + level.rawValue)) }
     func ran(_ level: QoSLevel) -> Int { Int(SingleWriterCounter.read(slots + QoSLevel.count + level.rawValue)) }
@@ -35,6 +42,7 @@ final class CounterRegistry: @unchecked Sendable {
     private var live: [ItemCounters] = []
     private var retiredSubmitted = Array(repeating: 0, count: QoSLevel.count)
     private var retiredRan = Array(repeating: 0, count: QoSLevel.count)
+    private var retiredSpins = 0
 
     func register(_ counters: ItemCounters) {
         lock.withLock { live.append(counters) }
@@ -47,6 +55,7 @@ final class CounterRegistry: @unchecked Sendable {
                 retiredSubmitted[level.rawValue] += counters.submitted(level)
                 retiredRan[level.rawValue] += counters.ran(level)
             }
+            retiredSpins += counters.spins
             live.removeAll { $0 === counters }
         }
     }
@@ -64,5 +73,10 @@ final class CounterRegistry: @unchecked Sendable {
             }
             return (submitted, ran)
         }
+    }
+
+    /// Spins of serial-queue drainers since start (`RuntimeStatistics.drainSpins`).
+    func spinTotal() -> Int {
+        lock.withLock { live.reduce(retiredSpins) { $0 + $1.spins } }
     }
 }

@@ -109,7 +109,8 @@ public final class Runtime: @unchecked Sendable {
             workNodeCapacity: pool.capacity, workNodeExhaustionWaits: pool.exhaustionWaits,
             processThreads: ThreadControl.processThreadCount ?? -1,
             poolContextSwitches: poolContextSwitches, stallWatchArmed: snapshot.watching,
-            workersBlockedInKernel: snapshot.coveredNow, workersCoveredInKernel: snapshot.coveredTotal)
+            workersBlockedInKernel: snapshot.coveredNow, workersCoveredInKernel: snapshot.coveredTotal,
+            drainSpins: CounterRegistry.shared.spinTotal())
     }
 }
 

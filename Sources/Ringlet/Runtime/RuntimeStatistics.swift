@@ -78,6 +78,9 @@ public struct RuntimeStatistics: Sendable {
     public let workersBlockedInKernel: Int
     /// How many times since start a worker was so covered.
     public let workersCoveredInKernel: Int
+    /// How many times since start a worker that ran a serial queue dry spun for up to
+    /// `spinMicroseconds` waiting for another push, rather than let go of the queue.
+    public let drainSpins: Int
 
     /// Every thread the runtime created: workers, reserve and the manager.
     public var runtimeThreads: Int { workers + reserve + managerThreads }

@@ -42,6 +42,9 @@ final class ThreadContext {
     /// it is suspended (`outerDrainStopped`), as it would had the target been drained
     /// item by item. Unretained: each drainer keeps its queue alive.
     var drainingQueues: [Unmanaged<DispatchQueue>] = []
+    /// Spins of this worker, at a serial queue run dry, that ended with no push since
+    /// the last one that paid off (see `DispatchQueue.waitBrieflyForPushLocked`).
+    var fruitlessSpins = 0
 
     /// True when a queue this thread drains beneath the innermost one was suspended:
     /// the innermost drain must stop at its next item boundary.
