@@ -16,8 +16,9 @@ board=$1 run=$2 build=$3 shape=$4
 log=$run/sim.log
 field() { sed -n "$1" "$log" 2>/dev/null | head -1; }
 
-release=$(field 's/^sim: kernel \([^ ]*\) .*/\1/p')
-rt=$(grep -q '^sim: kernel .*PREEMPT_RT' "$log" 2>/dev/null && echo ", PREEMPT_RT" || true)
+# Unanchored: on x86-64 the firmware's escape codes precede the first line on the console.
+release=$(field 's/^.*sim: kernel \([^ ]*\) .*/\1/p')
+rt=$(grep -q 'sim: kernel .*PREEMPT_RT' "$log" 2>/dev/null && echo ", PREEMPT_RT" || true)
 page=$(field 's/^sim: \([0-9]*\)-byte pages.*/\1/p')
 capacities=$(field 's/.*cpu_capacity \([0-9,]*\)$/\1/p')
 # Show the capacities only where they differ (big.LITTLE).
