@@ -16,10 +16,12 @@
 #   make embedded   compile Ringlet in Embedded Swift mode, link the checks program, run it
 #   make bench      release build, Ringlet vs the toolchain's Dispatch (prints a table)
 #   make docs       the documentation (Sources/Ringlet/Ringlet.docc and the API) into .build/docs
-#   make deps-cross the aarch64 toolchain, arm64 liburing, qemu-system-aarch64, cpio
+#   make deps-cross the toolchain, liburing and qemu-system for BOARD's target, cpio
 #   make cross      cross-compile the checks and the demo for BOARD (Embedded Swift; and the
 #                   full-Swift build when an SDK for the board's target is installed)
-#   make sim        boot BOARD's qemu shape with Debian's arm64 kernel, run checks and demo
+#   make sizes      where the demo's bytes go, by symbol group (after make cross)
+#   make sim        boot BOARD's qemu shape with its Debian kernel, run checks and demo there
+#   make sim-all    make sim for every profile in Boards/ and once on PREEMPT_RT; one table
 
 SWIFT        ?= swift
 SUDO         := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
@@ -32,25 +34,13 @@ EMBEDDED_FLAGS := -target $(EMBEDDED_TARGET) -enable-experimental-feature Embedd
 TSAN_SKIP    := ThreadCountTests
 ASAN_OPTIONS_TEST := ASAN_OPTIONS=detect_leaks=1 LSAN_OPTIONS=suppressions=$(CURDIR)/Tests/lsan.supp
 
-.PHONY: deps build run test unit import-styles tsan asan soak soak-short embedded bench bench-scale docs clean deps-cross cross sim
+.PHONY: deps build run test unit import-styles tsan asan soak soak-short embedded bench bench-scale docs clean deps-cross cross sizes sim sim-all
 
 deps:
 	@command -v pkg-config >/dev/null || { $(SUDO) apt-get update -qq && $(SUDO) apt-get install -y -qq pkg-config; }
 	@pkg-config --exists liburing || { echo "installing liburing-dev"; \
 	  $(SUDO) apt-get update -qq && $(SUDO) apt-get install -y -qq liburing-dev; }
 	@pkg-config --exists liburing && echo "deps: liburing $$(pkg-config --modversion liburing)"
-
-# The aarch64 toolchain, arm64 liburing (multiarch), qemu-system-aarch64 and cpio, for
-# `make cross` and `make sim`. Installs only what is missing; silent when all is there.
-CROSS_PACKAGES := gcc-aarch64-linux-gnu libc6-dev-arm64-cross liburing-dev:arm64 qemu-system-arm cpio
-deps-cross:
-	@dpkg --print-foreign-architectures | grep -qx arm64 || { echo "deps-cross: enabling the arm64 architecture"; \
-	  $(SUDO) dpkg --add-architecture arm64 && $(SUDO) apt-get update -qq; }
-	@missing=$$(for p in $(CROSS_PACKAGES); do \
-	  dpkg-query -W -f='$${Status}\n' $$p 2>/dev/null | grep -q '^install ok installed' || echo $$p; done); \
-	if [ -n "$$missing" ]; then echo "deps-cross: installing" $$missing; \
-	  $(SUDO) apt-get update -qq && \
-	  $(SUDO) env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends $$missing >/dev/null || exit 1; fi
 
 build: deps
 	$(SWIFT) build
@@ -128,10 +118,12 @@ embedded: deps
 	@echo "embedded: ringlet-checks is $$(stat -c %s $(EMBEDDED_DIR)/ringlet-checks) bytes"
 	$(EMBEDDED_DIR)/ringlet-checks
 
-# MARK: Boards: cross-compiling and the emulated board
+# MARK: Boards: cross-compiling and the emulated boards
 #
 # A board's values come from Boards/$(BOARD).profile (`key = value`, `#` comments, the
-# last of a repeated key wins, surrounding double quotes dropped).
+# last of a repeated key wins, surrounding double quotes dropped). A value `derived` (the
+# generic profile) or a key left out takes the default given here: the build machine's
+# architecture, its CPU count, 1 GiB of memory, and Debian's kernel for the architecture.
 BOARD         ?= raspberry-pi-zero-2w
 BOARD_PROFILE := Boards/$(BOARD).profile
 HASH          := \#
@@ -139,41 +131,90 @@ profile_value = $(shell awk -v key='$(1)' '{ sub(/$(HASH).*/, ""); n = index($$0
   k = substr($$0, 1, n - 1); v = substr($$0, n + 1); gsub(/^[ \t]+|[ \t]+$$/, "", k); \
   gsub(/^[ \t]+|[ \t]+$$/, "", v); gsub(/^"|"$$/, "", v); if (k == key) found = v } END { print found }' \
   $(BOARD_PROFILE) 2>/dev/null)
-CROSS_TARGET  := $(call profile_value,crossTarget)
+# $(1) unless it is empty or `derived`, else $(2).
+or_default    = $(if $(filter-out derived,$(1)),$(1),$(2))
+HOST_ARCH     := $(shell uname -m)
+CROSS_TARGET  := $(call or_default,$(call profile_value,crossTarget),$(HOST_ARCH)-unknown-linux-gnu)
 CROSS_ARCH    := $(firstword $(subst -, ,$(CROSS_TARGET)))
 # aarch64-unknown-linux-gnu -> Debian's aarch64-linux-gnu-gcc, binutils and multiarch dir.
 CROSS_GNU     := $(subst -unknown-,-,$(CROSS_TARGET))
 CROSS_CC      := $(CROSS_GNU)-gcc
 CROSS_STRIP   := $(CROSS_GNU)-strip
-CROSS_DIR     := .build-cross/$(BOARD)
-# Embedded Swift has no *-linux-gnu target; the bare-metal triple for the same
-# architecture produces code that links against glibc (the BoardProfiles article, "Reaching a board").
+DEB_ARCH      := $(if $(filter aarch64,$(CROSS_ARCH)),arm64,$(if $(filter x86_64,$(CROSS_ARCH)),amd64,$(CROSS_ARCH)))
+# One build per target triple serves every board of that triple: the programs read their
+# board's profile at run time (RINGLET_BOARD or detection), so nothing in them is per board.
+CROSS_DIR     := .build-cross/$(CROSS_TARGET)
+
+# The cross toolchain (when the target is not the build machine's), the target's liburing
+# (multiarch), qemu-system for the target and cpio; device-tree-compiler for the
+# big.LITTLE boards' device tree. Installs only what is missing; silent when all is there.
+CROSS_PACKAGES := cpio liburing-dev:$(DEB_ARCH) qemu-system-$(if $(filter x86_64,$(CROSS_ARCH)),x86,arm) \
+  $(if $(filter-out $(HOST_ARCH),$(CROSS_ARCH)),gcc-$(subst _,-,$(CROSS_GNU)) libc6-dev-$(DEB_ARCH)-cross)
+deps-cross:
+	@test -f $(BOARD_PROFILE) || { echo "deps-cross: no profile $(BOARD_PROFILE) (BOARD=$(BOARD))"; exit 1; }
+	@[ "$(DEB_ARCH)" = "$$(dpkg --print-architecture)" ] || dpkg --print-foreign-architectures | grep -qx $(DEB_ARCH) \
+	  || { echo "deps-cross: enabling the $(DEB_ARCH) architecture"; \
+	  $(SUDO) dpkg --add-architecture $(DEB_ARCH) && $(SUDO) apt-get update -qq; }
+	@missing=$$(for p in $(CROSS_PACKAGES) $(if $(SIM_BIG_LITTLE),device-tree-compiler); do \
+	  dpkg-query -W -f='$${Status}\n' $$p 2>/dev/null | grep -q '^install ok installed' || echo $$p; done); \
+	if [ -n "$$missing" ]; then echo "deps-cross: installing" $$missing; \
+	  $(SUDO) apt-get update -qq && \
+	  $(SUDO) env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends $$missing >/dev/null || exit 1; fi
+
+# Embedded Swift has no aarch64-linux-gnu target; the bare-metal triple for the same
+# architecture (aarch64-none-none-elf, x86_64-unknown-none-elf) produces code that links
+# against glibc (the BoardProfiles article, "Reaching a board").
 # swiftc emits LLVM IR, which clang compiles with one section per function: swiftc's own
 # -function-sections is ignored here and -emit-bc crashes (Swift 6.3.1), and without
-# per-function sections --gc-sections cannot drop unused runtime code.
-CROSS_SWIFT_FLAGS := -target $(CROSS_ARCH)-none-none-elf -enable-experimental-feature Embedded -wmo -Osize -swift-version 6
+# per-function sections --gc-sections cannot drop unused runtime code. -g only fills the
+# unstripped copies, which `make sizes` reads to say which source file each function is from.
+CROSS_EMBEDDED_TRIPLE := $(if $(filter x86_64,$(CROSS_ARCH)),x86_64-unknown-none-elf,$(CROSS_ARCH)-none-none-elf)
+CROSS_SWIFT_FLAGS := -target $(CROSS_EMBEDDED_TRIPLE) -enable-experimental-feature Embedded -wmo -Osize -swift-version 6 -g
 CROSS_CLANG   := $(dir $(shell command -v $(SWIFT) 2>/dev/null))clang
 CROSS_SECTIONS := -Os -ffunction-sections -fdata-sections
 # LLVM's GlobalMerge (on for AArch64) puts globals of different types into one section, so
 # one live class's metadata keeps unused classes' metadata, and their code, from --gc-sections.
 CROSS_NO_MERGE := -mno-global-merge
 CROSS_LIBS    := /usr/lib/$(CROSS_GNU)/liburing.a -lpthread
+# Both builds link with the toolchain's lld: --icf=all folds the identical functions that
+# generic specialisation leaves (about 6 KiB). Both pack their relative relocations as
+# RELR: 9 KiB less in the dynamic build, whose loading needs glibc 2.36 or later (Debian
+# 12, Raspberry Pi OS bookworm; lld then records the GLIBC_ABI_DT_RELR dependency that
+# glibc checks), and 42 KiB less file, so about 40 kB less resident memory, in the
+# static-pie build, which relocates itself with the glibc it carries (binutils 2.40
+# ignores -z pack-relative-relocs on aarch64).
 # 16 KiB pages at most (the Pi 5's kernel; 4 KiB kernels load it too) instead of the
 # aarch64 default of 64 KiB, and no padding between code and data: 16 KiB less file.
-# The dynamic build links with the toolchain's lld, which packs its ~400 relative
-# relocations as RELR (9 KiB less; loading it needs glibc 2.36 or later: Debian 12,
-# Raspberry Pi OS bookworm; lld then records the GLIBC_ABI_DT_RELR dependency that
-# glibc checks). binutils 2.40 ignores -z pack-relative-relocs on aarch64.
-CROSS_DYNAMIC_LINK := -fuse-ld=lld -B$(dir $(shell command -v $(SWIFT) 2>/dev/null)) -Wl,-z,pack-relative-relocs
-CROSS_LINK    := -Wl,--gc-sections -Wl,--build-id=none -Wl,-z,max-page-size=16384 -Wl,-z,noseparate-code
+CROSS_LLD     := -fuse-ld=lld -B$(dir $(shell command -v $(SWIFT) 2>/dev/null))
+CROSS_LINK    := $(CROSS_LLD) -Wl,-z,pack-relative-relocs -Wl,--gc-sections -Wl,--icf=all -Wl,--build-id=none -Wl,-z,max-page-size=16384 \
+  -Wl,-z,noseparate-code
+CROSS_SIZE_TARGET := 131072
 # The full-Swift route: an installed Swift SDK whose name mentions the board's architecture.
 CROSS_SWIFT_SDK ?= $(shell $(SWIFT) sdk list 2>/dev/null | grep -m1 -i '$(CROSS_ARCH)')
+CROSS_SOURCES := $(shell find Sources/Ringlet Sources/RingletChecks Sources/RingletDemo Sources/CRinglet \
+  Sources/CRingletTestSupport -type f 2>/dev/null)
+CROSS_PROGRAMS := $(CROSS_DIR)/RingletDemo-dynamic $(CROSS_DIR)/RingletDemo-static-pie \
+  $(CROSS_DIR)/RingletChecks-dynamic $(CROSS_DIR)/RingletChecks-static-pie
 
-cross: deps-cross
-	@test -f $(BOARD_PROFILE) || { echo "cross: no profile $(BOARD_PROFILE) (BOARD=$(BOARD))"; exit 1; }
+cross: deps-cross $(CROSS_DIR)/built
+	@echo "cross: $(CROSS_TARGET) (BOARD=$(BOARD)), stripped sizes in bytes:"
+	@for f in $(CROSS_PROGRAMS); do printf '  %-58s %8s\n' $$f $$(stat -c %s $$f); done
+	@size=$$(stat -c %s $(CROSS_DIR)/RingletDemo-dynamic); [ $$size -le $(CROSS_SIZE_TARGET) ] \
+	  && echo "cross: dynamic demo $$size bytes <= $$(( $(CROSS_SIZE_TARGET) / 1024 )) KiB target" \
+	  || echo "cross: dynamic demo $$size bytes MISSES the $$(( $(CROSS_SIZE_TARGET) / 1024 )) KiB target"
+	@if [ -n "$(CROSS_SWIFT_SDK)" ]; then \
+	  echo "cross: full Swift with SDK $(CROSS_SWIFT_SDK)"; \
+	  $(SWIFT) build -c release --swift-sdk $(CROSS_SWIFT_SDK) --scratch-path $(CROSS_DIR)/swiftpm \
+	    --product RingletDemo && \
+	  $(SWIFT) build -c release --swift-sdk $(CROSS_SWIFT_SDK) --scratch-path $(CROSS_DIR)/swiftpm \
+	    --product RingletChecks || exit 1; \
+	else echo "cross: no Swift SDK for $(CROSS_ARCH) installed (swift sdk list): Embedded route only"; fi
+
+# Rebuilt when a source file or this Makefile changes, so `make sim-all` builds each target once.
+$(CROSS_DIR)/built: $(CROSS_SOURCES) Makefile
 	@test -n "$(CROSS_TARGET)" || { echo "cross: $(BOARD_PROFILE) has no crossTarget"; exit 1; }
 	@command -v $(CROSS_CC) >/dev/null || { echo "cross: $(CROSS_CC) missing (make deps-cross)"; exit 1; }
-	@mkdir -p $(CROSS_DIR)/include $(CROSS_DIR)/obj
+	@rm -f $@ && mkdir -p $(CROSS_DIR)/include $(CROSS_DIR)/obj
 	cp Sources/CRinglet/include/ringlet.h Sources/CRingletTestSupport/include/ringlet_test_support.h $(CROSS_DIR)/include/
 	printf '$(C_MODULES)' > $(CROSS_DIR)/include/module.modulemap
 	@# liburing's headers are architecture-independent, in /usr/include, which the cross
@@ -188,82 +229,131 @@ cross: deps-cross
 	for m in Ringlet RingletChecks RingletDemo; do \
 	  $(CROSS_CLANG) --target=$(CROSS_TARGET) $(CROSS_SECTIONS) $(CROSS_NO_MERGE) -Wno-override-module \
 	    -c $(CROSS_DIR)/obj/$$m.ll -o $(CROSS_DIR)/obj/$$m.o || exit 1; done
+	rm -f $(CROSS_DIR)/obj/c-*.o
 	for c in Sources/CRinglet/*.c; do \
-	  $(CROSS_CC) $(CROSS_SECTIONS) -D_GNU_SOURCE -I $(CROSS_DIR)/include \
+	  $(CROSS_CC) $(CROSS_SECTIONS) -g -D_GNU_SOURCE -I $(CROSS_DIR)/include \
 	    -c $$c -o $(CROSS_DIR)/obj/c-$$(basename $$c .c).o || exit 1; done
 	$(CROSS_CC) $(CROSS_SECTIONS) -D_GNU_SOURCE -I $(CROSS_DIR)/include \
 	  -c Sources/CRingletTestSupport/ringlet_test_support.c -o $(CROSS_DIR)/obj/t-test-support.o
+	@# The demo starts the runtime itself: linked with ringlet_first_use.c's explicit-start
+	@# variant, it carries no board selection (the BoardProfiles article, "What a program carries").
+	$(CROSS_CC) $(CROSS_SECTIONS) -DRINGLET_EXPLICIT_START -I $(CROSS_DIR)/include \
+	  -c Sources/CRinglet/ringlet_first_use.c -o $(CROSS_DIR)/obj/x-explicit-start.o
 	@# Dynamic (glibc shared, liburing static: boards need not have liburing2) and
 	@# static-pie (for the emulated board's initramfs); each also kept unstripped.
 	for m in RingletChecks RingletDemo; do \
 	  for kind in dynamic static-pie; do \
-	    out=$(CROSS_DIR)/$$m-$$kind; flag='$(CROSS_DYNAMIC_LINK)'; [ $$kind = static-pie ] && flag=-static-pie; \
+	    out=$(CROSS_DIR)/$$m-$$kind; flag=; [ $$kind = static-pie ] && flag=-static-pie; \
 	    $(CROSS_CC) $$flag $(CROSS_LINK) -o $$out.unstripped \
 	      $(CROSS_DIR)/obj/Ringlet.o $(CROSS_DIR)/obj/$$m.o $(CROSS_DIR)/obj/c-*.o \
-	      $$([ $$m = RingletChecks ] && echo $(CROSS_DIR)/obj/t-test-support.o) $(CROSS_LIBS) || exit 1; \
+	      $$([ $$m = RingletChecks ] && echo $(CROSS_DIR)/obj/t-test-support.o) \
+	      $$([ $$m = RingletDemo ] && echo $(CROSS_DIR)/obj/x-explicit-start.o) $(CROSS_LIBS) || exit 1; \
 	    $(CROSS_STRIP) -o $$out $$out.unstripped || exit 1; done; done
-	@echo "cross: $(BOARD) ($(CROSS_TARGET)), stripped sizes in bytes:"
-	@for f in $(CROSS_DIR)/RingletDemo-dynamic $(CROSS_DIR)/RingletDemo-static-pie \
-	  $(CROSS_DIR)/RingletChecks-dynamic $(CROSS_DIR)/RingletChecks-static-pie; do \
-	  printf '  %-48s %8s\n' $$f $$(stat -c %s $$f); done
-	@size=$$(stat -c %s $(CROSS_DIR)/RingletDemo-dynamic); [ $$size -le 262144 ] \
-	  && echo "cross: dynamic demo $$size bytes <= 256 KiB target" \
-	  || echo "cross: dynamic demo $$size bytes MISSES the 256 KiB target"
-	@if [ -n "$(CROSS_SWIFT_SDK)" ]; then \
-	  echo "cross: full Swift with SDK $(CROSS_SWIFT_SDK)"; \
-	  $(SWIFT) build -c release --swift-sdk $(CROSS_SWIFT_SDK) --scratch-path $(CROSS_DIR)/swiftpm \
-	    --product RingletDemo && \
-	  $(SWIFT) build -c release --swift-sdk $(CROSS_SWIFT_SDK) --scratch-path $(CROSS_DIR)/swiftpm \
-	    --product RingletChecks || exit 1; \
-	else echo "cross: no Swift SDK for $(CROSS_ARCH) installed (swift sdk list): Embedded route only"; fi
+	@# The check that the explicit start did leave selection out.
+	@if $(CROSS_GNU)-nm $(CROSS_DIR)/RingletDemo-dynamic.unstripped | grep -q 'BoardSelection\|BoardProfileParser'; then \
+	  echo "cross: FAILED: the demo still carries board selection (see Sources/CRinglet/ringlet_first_use.c)"; exit 1; fi
+	@touch $@
 
-# The emulated board: Debian's arm64 kernel (io_uring built in) and an initramfs whose
-# /init (Boards/sim-init.c) runs the static-pie checks, then the demo, then powers off.
-# Fails when the checks' summary line is missing or reports a failure, or a program
-# exits non-zero. Downloads are cached in .cache/sim (ignored).
+# Where the bytes of the cross-built demo go, by symbol group (Boards/size-table.sh).
+sizes: cross
+	@Boards/size-table.sh $(CROSS_DIR)/RingletDemo-dynamic.unstripped $(CROSS_DIR)/RingletDemo-dynamic \
+	  $(CROSS_DIR)/RingletDemo-static-pie.unstripped $(CROSS_DIR)/RingletDemo-static-pie
+
+# The emulated board: Debian's kernel for the board (the profile's qemuKernel, a Debian
+# package; SIM_KERNEL=<package> overrides it) and an initramfs whose /init
+# (Boards/sim-init.c) runs the static-pie checks, then the demo twice (static-pie and
+# dynamic), then powers off. A big.LITTLE profile (unequal coreCapacities) boots with a
+# device tree dumped from qemu whose cpu nodes carry those capacities as
+# capacity-dmips-mhz, so that the kernel reports them in cpu_capacity and the runtime
+# detects the board itself; generic is detected too; every other board is named with
+# RINGLET_BOARD. The checks are told which board to expect. Fails when the checks'
+# summary line is missing or reports a failure, or a program exits non-zero.
+# Downloads are cached in .cache/sim (ignored), one folder per kernel package.
 SIM_DIR       := .cache/sim
-SIM_TIMEOUT   ?= 600
-SIM_MACHINE   := $(call profile_value,qemuMachine)
-SIM_CPU       := $(call profile_value,qemuCPU)
-SIM_CORES     := $(call profile_value,cores)
-SIM_MEMORY    := $(call profile_value,qemuMemory)
-SIM_DEB_ARCH  := $(if $(filter aarch64,$(CROSS_ARCH)),arm64,$(CROSS_ARCH))
+SIM_TIMEOUT   ?= 900
+SIM_MACHINE   := $(call or_default,$(call profile_value,qemuMachine),$(if $(filter x86_64,$(CROSS_ARCH)),q35,virt))
+SIM_CPU       := $(call or_default,$(call profile_value,qemuCPU),max)
+SIM_CORES     := $(call or_default,$(call profile_value,cores),$(shell nproc))
+SIM_MEMORY    := $(call or_default,$(call profile_value,qemuMemory),1G)
+SIM_KERNEL    ?= $(call or_default,$(call profile_value,qemuKernel),linux-image-$(DEB_ARCH))
+SIM_CAPACITIES := $(call or_default,$(call profile_value,coreCapacities),)
+comma         := ,
+SIM_BIG_LITTLE := $(if $(word 2,$(sort $(subst $(comma), ,$(SIM_CAPACITIES)))),yes)
+SIM_DETECTED  := $(or $(SIM_BIG_LITTLE),$(filter generic,$(BOARD)))
+SIM_ENV       := $(if $(SIM_DETECTED),,RINGLET_BOARD=$(BOARD)) RINGLET_EXPECT_BOARD=$(BOARD)
 SIM_QEMU      := qemu-system-$(CROSS_ARCH)
-SIM_LOG       := $(CROSS_DIR)/sim.log
+SIM_CONSOLE   := $(if $(filter x86_64,$(CROSS_ARCH)),ttyS0,ttyAMA0)
+SIM_RUN       := .build-cross/sim/$(BOARD)/$(SIM_KERNEL)
+SIM_LOG       := $(SIM_RUN)/sim.log
+SIM_SHAPE     := -M $(SIM_MACHINE) -cpu $(SIM_CPU) -smp $(SIM_CORES) -m $(SIM_MEMORY)
 
 sim: cross
-	@test -n "$(SIM_MACHINE)" -a -n "$(SIM_CPU)" -a -n "$(SIM_CORES)" -a -n "$(SIM_MEMORY)" || { \
-	  echo "sim: $(BOARD_PROFILE) needs qemuMachine, qemuCPU, cores and qemuMemory"; exit 1; }
-	@mkdir -p $(SIM_DIR)
-	@pkg=$$(apt-cache depends linux-image-$(SIM_DEB_ARCH):$(SIM_DEB_ARCH) 2>/dev/null \
-	  | awk '/Depends: linux-image-/ { sub(/:.*/, "", $$2); print $$2; exit }'); \
-	test -n "$$pkg" || { echo "sim: apt-cache knows no linux-image-$(SIM_DEB_ARCH):$(SIM_DEB_ARCH) (make deps-cross)"; exit 1; }; \
-	kernel=$(SIM_DIR)/vmlinuz-$${pkg#linux-image-}; \
-	if [ ! -f $$kernel ]; then echo "sim: fetching $$pkg"; rm -rf $(SIM_DIR)/deb && mkdir -p $(SIM_DIR)/deb && \
-	  (cd $(SIM_DIR)/deb && apt-get download -q $$pkg:$(SIM_DEB_ARCH) 2>&1 | grep -v -e '^W: Download is performed unsandboxed' -e '^Get:' -e '^Fetched' ; \
-	   dpkg-deb -x *.deb root) && cp $(SIM_DIR)/deb/root/boot/vmlinuz-* $$kernel && rm -rf $(SIM_DIR)/deb || exit 1; fi; \
-	ln -sf $$(basename $$kernel) $(SIM_DIR)/vmlinuz-$(SIM_DEB_ARCH)
-	rm -rf $(CROSS_DIR)/initramfs && mkdir -p $(CROSS_DIR)/initramfs/proc $(CROSS_DIR)/initramfs/sys $(CROSS_DIR)/initramfs/dev
-	$(CROSS_CC) -static -Os -Wall -o $(CROSS_DIR)/initramfs/init Boards/sim-init.c
-	$(CROSS_STRIP) $(CROSS_DIR)/initramfs/init
-	cp $(CROSS_DIR)/RingletChecks-static-pie $(CROSS_DIR)/initramfs/ringlet-checks
-	cp $(CROSS_DIR)/RingletDemo-static-pie $(CROSS_DIR)/initramfs/ringlet-demo
-	@# The dynamic demo runs too, on the cross glibc (the board's, Debian 12's 2.36).
-	mkdir -p $(CROSS_DIR)/initramfs/lib
-	cp $(CROSS_DIR)/RingletDemo-dynamic $(CROSS_DIR)/initramfs/ringlet-demo-dynamic
-	cp -L /usr/$(CROSS_GNU)/lib/ld-linux-$(CROSS_ARCH).so.1 /usr/$(CROSS_GNU)/lib/libc.so.6 $(CROSS_DIR)/initramfs/lib/
-	cd $(CROSS_DIR)/initramfs && find . | sort | cpio -o -H newc -R 0:0 --quiet | gzip -1 > ../initramfs.gz
-	@echo "sim: booting $(BOARD): $(SIM_QEMU) -M $(SIM_MACHINE) -cpu $(SIM_CPU) -smp $(SIM_CORES) -m $(SIM_MEMORY)"
+	@test -n "$(SIM_MACHINE)" -a -n "$(SIM_CPU)" -a -n "$(SIM_CORES)" -a -n "$(SIM_MEMORY)" -a -n "$(SIM_KERNEL)" || { \
+	  echo "sim: $(BOARD_PROFILE) needs qemuMachine, qemuCPU, cores, qemuMemory and qemuKernel"; exit 1; }
+	@rm -rf $(SIM_RUN) && mkdir -p $(SIM_DIR) $(SIM_RUN)
+	@# The profile names a package or a meta-package (linux-image-arm64), which names the one to fetch.
+	@pkg=$$(apt-cache depends $(SIM_KERNEL):$(DEB_ARCH) 2>/dev/null \
+	  | awk '/^ *Depends: linux-image-/ { sub(/:.*/, "", $$2); print $$2; exit }'); pkg=$${pkg:-$(SIM_KERNEL)}; \
+	apt-cache show $$pkg:$(DEB_ARCH) >/dev/null 2>&1 || { \
+	  echo "sim: apt-cache knows no $$pkg:$(DEB_ARCH) (qemuKernel of $(BOARD_PROFILE); make deps-cross, apt-get update)"; exit 1; }; \
+	if [ ! -f $(SIM_DIR)/$$pkg/vmlinuz ]; then echo "sim: fetching $$pkg"; \
+	  rm -rf $(SIM_DIR)/$$pkg.tmp && mkdir -p $(SIM_DIR)/$$pkg.tmp && \
+	  (cd $(SIM_DIR)/$$pkg.tmp && apt-get download -q $$pkg:$(DEB_ARCH) 2>&1 | grep -v -e '^W: Download is performed unsandboxed' -e '^Get:' -e '^Fetched' ; \
+	   dpkg-deb --fsys-tarfile *.deb | tar -x --wildcards './boot/vmlinuz-*' './boot/config-*' && \
+	   mv boot/vmlinuz-* vmlinuz && mv boot/config-* config && rm -rf boot *.deb) && \
+	  mv $(SIM_DIR)/$$pkg.tmp $(SIM_DIR)/$$pkg || exit 1; fi; \
+	echo $$pkg > $(SIM_RUN)/kernel-package
+	@if [ -n "$(SIM_BIG_LITTLE)" ]; then \
+	  $(SIM_QEMU) $(SIM_SHAPE) -machine dumpdtb=$(SIM_RUN)/board.dtb -nographic -nic none >/dev/null 2>&1 </dev/null; \
+	  test -s $(SIM_RUN)/board.dtb || { echo "sim: $(SIM_QEMU) did not dump its device tree"; exit 1; }; \
+	  cpu=0; for capacity in $(subst $(comma), ,$(SIM_CAPACITIES)); do \
+	    fdtput -t i $(SIM_RUN)/board.dtb /cpus/cpu@$$cpu capacity-dmips-mhz $$capacity || exit 1; cpu=$$((cpu + 1)); done; \
+	  echo "sim: device tree with capacity-dmips-mhz $(SIM_CAPACITIES) on its cpu nodes: $(SIM_RUN)/board.dtb"; fi
+	mkdir -p $(SIM_RUN)/initramfs/proc $(SIM_RUN)/initramfs/sys $(SIM_RUN)/initramfs/dev $(SIM_RUN)/initramfs/lib
+	$(CROSS_CC) -static -Os -Wall -o $(SIM_RUN)/initramfs/init Boards/sim-init.c
+	$(CROSS_STRIP) $(SIM_RUN)/initramfs/init
+	cp $(CROSS_DIR)/RingletChecks-static-pie $(SIM_RUN)/initramfs/ringlet-checks
+	cp $(CROSS_DIR)/RingletDemo-static-pie $(SIM_RUN)/initramfs/ringlet-demo
+	@# The dynamic demo runs too, on the target's glibc (the board's, Debian 12's 2.36),
+	@# its loader at the path the binary names.
+	cp $(CROSS_DIR)/RingletDemo-dynamic $(SIM_RUN)/initramfs/ringlet-demo-dynamic
+	@loader=$$($(CROSS_GNU)-readelf -l $(CROSS_DIR)/RingletDemo-dynamic | sed -n 's/.*interpreter: \(.*\)]/\1/p'); \
+	mkdir -p $(SIM_RUN)/initramfs$$(dirname $$loader) && \
+	cp -L $$($(CROSS_CC) -print-file-name=$$(basename $$loader)) $(SIM_RUN)/initramfs$$loader && \
+	cp -L $$($(CROSS_CC) -print-file-name=libc.so.6) $(SIM_RUN)/initramfs$$(dirname $$loader)/ && \
+	cp -L $$($(CROSS_CC) -print-file-name=libc.so.6) $(SIM_RUN)/initramfs/lib/
+	cd $(SIM_RUN)/initramfs && find . | sort | cpio -o -H newc -R 0:0 --quiet | gzip -1 > ../initramfs.gz
+	@echo "sim: booting $(BOARD): $(SIM_QEMU) $(SIM_SHAPE), kernel $$(cat $(SIM_RUN)/kernel-package)$(if $(SIM_BIG_LITTLE), with $(SIM_RUN)/board.dtb)"
 	@start=$$(date +%s); \
-	timeout $(SIM_TIMEOUT) $(SIM_QEMU) -M $(SIM_MACHINE) -cpu $(SIM_CPU) -smp $(SIM_CORES) -m $(SIM_MEMORY) \
-	  -kernel $(SIM_DIR)/vmlinuz-$(SIM_DEB_ARCH) -initrd $(CROSS_DIR)/initramfs.gz -nographic -nic none -no-reboot \
-	  -append "console=ttyAMA0 quiet panic=-1 RINGLET_BOARD=$(BOARD)" < /dev/null | tr -d '\r' | tee $(SIM_LOG); \
-	echo "sim: $(BOARD) booted, ran and powered off in $$(( $$(date +%s) - start )) s (log: $(SIM_LOG))"
+	timeout $(SIM_TIMEOUT) $(SIM_QEMU) $(SIM_SHAPE) -kernel $(SIM_DIR)/$$(cat $(SIM_RUN)/kernel-package)/vmlinuz \
+	  $(if $(SIM_BIG_LITTLE),-dtb $(SIM_RUN)/board.dtb) -initrd $(SIM_RUN)/initramfs.gz -nographic -nic none -no-reboot \
+	  -append "console=$(SIM_CONSOLE) quiet panic=-1 $(SIM_ENV)" < /dev/null | tr -d '\r' | tee $(SIM_LOG); \
+	echo $$(( $$(date +%s) - start )) > $(SIM_RUN)/seconds; \
+	echo "sim: $(BOARD) booted, ran and powered off in $$(cat $(SIM_RUN)/seconds) s (log: $(SIM_LOG))"
+	@Boards/sim-summary.sh $(BOARD) $(SIM_RUN) $(CROSS_DIR) "$(SIM_CPU) ×$(SIM_CORES), $(SIM_MEMORY)" > $(SIM_RUN)/summary
 	@grep -Eq '^[0-9]+ passed, 0 failed$$' $(SIM_LOG) || { echo "sim: FAILED: no '<n> passed, 0 failed' line"; exit 1; }
 	@grep -q '^sim: ringlet-checks exited with status 0$$' $(SIM_LOG) || { echo "sim: FAILED: ringlet-checks"; exit 1; }
 	@grep -q '^sim: ringlet-demo exited with status 0$$' $(SIM_LOG) || { echo "sim: FAILED: ringlet-demo"; exit 1; }
 	@grep -q '^sim: ringlet-demo-dynamic exited with status 0$$' $(SIM_LOG) || { echo "sim: FAILED: ringlet-demo-dynamic"; exit 1; }
 	@echo "sim: $(BOARD) passed: $$(grep -E '^[0-9]+ passed' $(SIM_LOG)); $$(grep '^sim: ringlet-demo peak' $(SIM_LOG) | cut -c6-)"
+
+# Every profile of Boards/ on its emulated machine, then the runs in SIM_ALL_EXTRA
+# (board:kernel package: the PREEMPT_RT kernel), one table at the end. Each target is
+# built once; a failing board is reported in the table and the run goes on to the next.
+SIM_ALL_BOARDS ?= $(sort $(basename $(notdir $(wildcard Boards/*.profile))))
+SIM_ALL_EXTRA  ?= raspberry-pi-4:linux-image-rt-arm64
+sim-all:
+	@rm -f .build-cross/sim/all.txt; mkdir -p .build-cross/sim; \
+	for run in $(SIM_ALL_BOARDS) $(SIM_ALL_EXTRA); do \
+	  board=$${run%%:*}; kernel=$${run#*:}; [ "$$kernel" = "$$run" ] && kernel=; \
+	  $(MAKE) --no-print-directory sim BOARD=$$board $${kernel:+SIM_KERNEL=$$kernel} || failed="$$failed $$run"; \
+	  dir=$$(ls -td .build-cross/sim/$$board/*/ 2>/dev/null | head -1); \
+	  if [ -f "$$dir/summary" ]; then cat $$dir/summary >> .build-cross/sim/all.txt; \
+	  else echo "| $$board | $${kernel:-the profile's kernel} | did not boot (see above) | | | | | |" >> .build-cross/sim/all.txt; fi; \
+	done; \
+	echo; echo "sim-all: every board on its emulated machine (qemu $$(qemu-system-aarch64 --version | awk 'NR == 1 { print $$4 }') TCG):"; \
+	Boards/sim-summary.sh --header; cat .build-cross/sim/all.txt; \
+	if [ -n "$$failed" ]; then echo "sim-all: FAILED:$$failed"; exit 1; fi
 
 bench: deps
 	$(SWIFT) build -c release --product ringlet

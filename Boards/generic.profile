@@ -14,11 +14,12 @@ memoryBudgetBytes = derived
 pageBytes = derived
 minimumKernel = 5.10
 
-# Cross-compiling and qemu-system (read by the Makefile)
+# Cross-compiling and qemu-system: make cross and make sim read these
 crossTarget = derived
-qemuMachine = virt
+qemuMachine = derived
 qemuCPU = max
 qemuMemory = derived
+qemuKernel = derived
 
 # Threads (fixed at start)
 cores = derived

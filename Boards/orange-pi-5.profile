@@ -13,11 +13,12 @@ memoryBudgetBytes = 268435456
 pageBytes = 4096
 minimumKernel = 5.10
 
-# Cross-compiling and qemu-system (read by the Makefile)
+# Cross-compiling and qemu-system: make cross and make sim read these
 crossTarget = aarch64-unknown-linux-gnu
 qemuMachine = virt
 qemuCPU = cortex-a76
 qemuMemory = 8G
+qemuKernel = linux-image-arm64
 
 # Threads (fixed at start)
 cores = 8

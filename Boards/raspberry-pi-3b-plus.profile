@@ -11,11 +11,12 @@ memoryBudgetBytes = 67108864
 pageBytes = 4096
 minimumKernel = 6.1
 
-# Cross-compiling and qemu-system (read by the Makefile)
+# Cross-compiling and qemu-system: make cross and make sim read these
 crossTarget = aarch64-unknown-linux-gnu
 qemuMachine = virt
 qemuCPU = cortex-a53
 qemuMemory = 1G
+qemuKernel = linux-image-arm64
 
 # Threads (fixed at start)
 cores = 4

@@ -12,11 +12,12 @@ memoryBudgetBytes = 268435456
 pageBytes = 16384
 minimumKernel = 6.6
 
-# Cross-compiling and qemu-system (read by the Makefile)
+# Cross-compiling and qemu-system: make cross and make sim read these
 crossTarget = aarch64-unknown-linux-gnu
 qemuMachine = virt
 qemuCPU = cortex-a76
 qemuMemory = 4G
+qemuKernel = linux-image-6.12-arm64-16k
 
 # Threads (fixed at start)
 cores = 4

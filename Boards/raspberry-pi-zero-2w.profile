@@ -12,11 +12,12 @@ memoryBudgetBytes = 33554432
 pageBytes = 4096
 minimumKernel = 6.1
 
-# Cross-compiling and qemu-system (read by the Makefile)
+# Cross-compiling and qemu-system: make cross and make sim read these
 crossTarget = aarch64-unknown-linux-gnu
 qemuMachine = virt
 qemuCPU = cortex-a53
 qemuMemory = 512M
+qemuKernel = linux-image-arm64
 
 # Threads (fixed at start)
 cores = 4

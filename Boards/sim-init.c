@@ -1,11 +1,17 @@
 // sim-init.c — /init of the emulated board's initramfs (`make sim`).
 //
 // Mounts /proc, /sys and /dev (the runtime reads /proc/self/task for its statistics),
-// takes /dev/console as stdin/stdout/stderr, runs /ringlet-checks and then
-// /ringlet-demo, reports each exit status and the demo's memory, and powers the
-// machine off (qemu runs with -no-reboot and exits). The Makefile greps these lines:
+// takes /dev/console as stdin/stdout/stderr, says what machine the kernel sees (release,
+// page size, CPUs and their cpu_capacity, memory, how long it took to boot), runs
+// /ringlet-checks and then /ringlet-demo (static-pie and dynamic), reports each exit
+// status and the demo's memory, and powers the machine off (qemu runs with -no-reboot
+// and exits). The Makefile and Boards/sim-summary.sh grep these lines:
+//   sim: kernel <release> <version>
+//   sim: <n>-byte pages, <n> CPUs online, <n> MB of memory, cpu_capacity <a,b,...>
+//   sim: /init started <s> s after the kernel did
 //   sim: <program> exited with status <n>
-//   sim: ringlet-demo peak RSS <n> kB, idle RSS <n> kB
+//   sim: <program> peak RSS <n> kB, idle RSS <n> kB
+//   sim: <program> idle RSS by mapping: ...
 // Build: aarch64-linux-gnu-gcc -static -Os -o init sim-init.c
 #define _GNU_SOURCE
 #include <errno.h>
@@ -17,6 +23,7 @@
 #include <sys/reboot.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
+#include <sys/utsname.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -40,6 +47,64 @@ static long proc_kilobytes(pid_t pid, const char *file_name, const char *key) {
     return value;
 }
 
+/// Where a process's resident memory sits, from /proc/<pid>/smaps: the program's own
+/// file (its code and read-only data, and its writable data), the heap, the main
+/// thread's stack, and anonymous mappings (thread stacks, the runtime's pools, malloc
+/// arenas), the largest of which are listed with their size.
+struct rss_map {
+    long binary_code, binary_data, heap, stack, anonymous, anonymous_count;
+    long largest_rss[4], largest_size[4];
+};
+
+/// Fills `map` from /proc/<pid>/smaps; 0 on success, -1 when it cannot be read.
+static int rss_by_mapping(pid_t pid, const char *program, struct rss_map *map) {
+    char path[64], line[512];
+    snprintf(path, sizeof path, "/proc/%d/smaps", (int)pid);
+    FILE *file = fopen(path, "r");
+    if (!file) return -1;
+    memset(map, 0, sizeof *map);
+    // A mapping's header line: "start-end perms offset dev inode [name]".
+    enum { code, data, heap, stack, anonymous, other } kind = other;
+    unsigned long start = 0, end = 0;
+    while (fgets(line, sizeof line, file)) {
+        char perms[8] = "", name[256] = "";
+        unsigned long s, e;
+        if (sscanf(line, "%lx-%lx %7s %*s %*s %*s %255s", &s, &e, perms, name) >= 3 && strchr(line, '-') < strchr(line, ' ')) {
+            start = s; end = e;
+            if (strcmp(name, program) == 0) kind = perms[1] == 'w' ? data : code;
+            else if (strcmp(name, "[heap]") == 0) kind = heap;
+            else if (strcmp(name, "[stack]") == 0) kind = stack;
+            else if (name[0] == 0) kind = anonymous;
+            else kind = other;
+            continue;
+        }
+        long kilobytes;
+        if (sscanf(line, "Rss: %ld kB", &kilobytes) != 1) continue;
+        switch (kind) {
+        case code: map->binary_code += kilobytes; break;
+        case data: map->binary_data += kilobytes; break;
+        case heap: map->heap += kilobytes; break;
+        case stack: map->stack += kilobytes; break;
+        case anonymous:
+            if (kilobytes == 0) break;
+            map->anonymous += kilobytes;
+            map->anonymous_count += 1;
+            for (int i = 0; i < 4; i++) {
+                if (kilobytes <= map->largest_rss[i]) continue;
+                memmove(&map->largest_rss[i + 1], &map->largest_rss[i], (3 - i) * sizeof(long));
+                memmove(&map->largest_size[i + 1], &map->largest_size[i], (3 - i) * sizeof(long));
+                map->largest_rss[i] = kilobytes;
+                map->largest_size[i] = (long)((end - start) / 1024);
+                break;
+            }
+            break;
+        default: break;  // vdso, vvar: the kernel's, not the program's
+        }
+    }
+    fclose(file);
+    return 0;
+}
+
 /// 1 when the process `pid` has begun to exit (PF_EXITING in /proc/<pid>/stat, set by
 /// do_exit() before the address space is torn down), or cannot be read; else 0.
 static int is_exiting(pid_t pid) {
@@ -58,19 +123,23 @@ static int is_exiting(pid_t pid) {
 /// Runs `path` and returns its exit status (128 + signal when killed). With
 /// `watch_memory`, samples its resident memory every 20 ms and reports the last sample
 /// taken before it began to exit (inside the 300 ms the demo idles at its end; samples
-/// during exit see the address space being torn down), and wait4's ru_maxrss, its peak
-/// (VmHWM, synced at exit). Samples are `Rss:` of smaps_rollup, counted from the page
-/// tables: status's VmRSS lags by up to 64 pages per thread (SPLIT_RSS_COUNTING,
-/// mm/memory.c in 6.1) and read 4 kB for the idle demo.
+/// during exit see the address space being torn down), and its peak (wait4's
+/// ru_maxrss, VmHWM synced at exit, or the highest sample). Samples are `Rss:` of
+/// smaps_rollup, counted from the page tables: status's VmRSS lags by up to 64 pages
+/// per thread (SPLIT_RSS_COUNTING, mm/memory.c in 6.1) and read 4 kB for the idle demo.
 static int run(const char *path, int watch_memory) {
     char *argv[] = { (char *)path, NULL };
     // The kernel hands init the command line's unknown NAME=value words as its
     // environment (Documentation/admin-guide/kernel-parameters.rst): the Makefile puts
-    // RINGLET_BOARD=<board> there, so the programs run with the emulated board's profile.
-    static char board[128] = "RINGLET_BOARD=";
-    const char *chosen = getenv("RINGLET_BOARD");
-    char *envp[] = { "PATH=/", "HOME=/", chosen ? board : NULL, NULL };
-    if (chosen) snprintf(board, sizeof board, "RINGLET_BOARD=%s", chosen);
+    // RINGLET_BOARD=<board> there (so the programs run with the emulated board's
+    // profile) unless the runtime is to detect the board, and RINGLET_EXPECT_BOARD=<board>
+    // for the checks. Every RINGLET_ variable is passed on.
+    extern char **environ;
+    char *envp[16] = { "PATH=/", "HOME=/" };
+    int count = 2;
+    for (char **variable = environ; *variable && count < 15; variable++)
+        if (strncmp(*variable, "RINGLET_", 8) == 0) envp[count++] = *variable;
+    envp[count] = NULL;
     fflush(stdout);
     pid_t pid = fork();
     if (pid < 0) { printf("sim: fork: %s\n", strerror(errno)); return 127; }
@@ -81,7 +150,9 @@ static int run(const char *path, int watch_memory) {
     }
     int status = 0;
     struct rusage usage;
-    long idle = -1;
+    long idle = -1, highest = -1;
+    struct rss_map map, sample;
+    int mapped = 0;
     for (;;) {
         pid_t done = wait4(pid, &status, watch_memory ? WNOHANG : 0, &usage);
         if (done == pid) break;
@@ -89,15 +160,65 @@ static int run(const char *path, int watch_memory) {
         if (watch_memory) {
             // Read the flag after the RSS: not exiting then means not exiting at the read.
             long rss = proc_kilobytes(pid, "smaps_rollup", "Rss:");
-            if (rss > 0 && !is_exiting(pid)) idle = rss;
+            int have_map = rss_by_mapping(pid, path, &sample) == 0;
+            if (rss > 0 && !is_exiting(pid)) {
+                idle = rss;
+                if (rss > highest) highest = rss;
+                if (have_map) { map = sample; mapped = 1; }
+            }
             usleep(20 * 1000);
         }
     }
     int code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
     printf("sim: %s exited with status %d\n", path + 1, code);
+    // The peak is wait4's ru_maxrss (VmHWM) or the highest sample, whichever is larger:
+    // since Linux 6.2 the RSS counters are per-CPU and VmHWM is updated from their
+    // approximate sum, so on 6.12 ru_maxrss can read below the idle RSS.
     if (watch_memory)
-        printf("sim: %s peak RSS %ld kB, idle RSS %ld kB\n", path + 1, usage.ru_maxrss, idle);
+        printf("sim: %s peak RSS %ld kB, idle RSS %ld kB\n", path + 1,
+               usage.ru_maxrss > highest ? usage.ru_maxrss : highest, idle);
+    if (watch_memory && mapped) {
+        printf("sim: %s idle RSS by mapping: binary %ld kB code + %ld kB data, heap %ld kB, main stack %ld kB, "
+               "%ld anonymous mappings %ld kB (largest:", path + 1, map.binary_code, map.binary_data, map.heap,
+               map.stack, map.anonymous_count, map.anonymous);
+        for (int i = 0; i < 4 && map.largest_rss[i] > 0; i++)
+            printf(" %ld of %ld kB", map.largest_rss[i], map.largest_size[i]);
+        printf("); libraries and the rest %ld kB\n",
+               idle - map.binary_code - map.binary_data - map.heap - map.stack - map.anonymous);
+    }
     return code;
+}
+
+/// What the kernel says about the machine: its release and build (PREEMPT_RT shows
+/// there), page size, CPUs, memory, each CPU's cpu_capacity (the values big.LITTLE
+/// detection reads), and how long the kernel took to reach /init (/proc/uptime).
+static void report_machine(void) {
+    struct utsname names;
+    if (uname(&names) == 0) printf("sim: kernel %s %s\n", names.release, names.version);
+    char capacities[512] = "";
+    size_t used = 0;
+    for (int cpu = 0; cpu < 256; cpu++) {
+        char path[64];
+        snprintf(path, sizeof path, "/sys/devices/system/cpu/cpu%d/cpu_capacity", cpu);
+        FILE *file = fopen(path, "r");
+        if (!file) break;
+        long capacity = -1;
+        if (fscanf(file, "%ld", &capacity) != 1) capacity = -1;
+        fclose(file);
+        used += snprintf(capacities + used, used < sizeof capacities ? sizeof capacities - used : 0, "%s%ld",
+                         cpu ? "," : "", capacity);
+        if (used >= sizeof capacities) break;
+    }
+    printf("sim: %ld-byte pages, %ld CPUs online, %ld MB of memory, cpu_capacity %s\n", sysconf(_SC_PAGESIZE),
+           sysconf(_SC_NPROCESSORS_ONLN), sysconf(_SC_PHYS_PAGES) * (sysconf(_SC_PAGESIZE) / 1024) / 1024,
+           capacities[0] ? capacities : "(none)");
+    FILE *uptime = fopen("/proc/uptime", "r");
+    double seconds = -1;
+    if (uptime) {
+        if (fscanf(uptime, "%lf", &seconds) != 1) seconds = -1;
+        fclose(uptime);
+    }
+    printf("sim: /init started %.2f s after the kernel did\n", seconds);
 }
 
 int main(void) {
@@ -107,8 +228,7 @@ int main(void) {
     setvbuf(stdout, NULL, _IOLBF, 0);
     mount_pseudo("proc", "/proc");
     mount_pseudo("sysfs", "/sys");
-    printf("sim: %ld CPUs online, %ld MB of memory\n", sysconf(_SC_NPROCESSORS_ONLN),
-           sysconf(_SC_PHYS_PAGES) * (sysconf(_SC_PAGESIZE) / 1024) / 1024);
+    report_machine();
     run("/ringlet-checks", 0);
     run("/ringlet-demo", 1);
     run("/ringlet-demo-dynamic", 1);  // the dynamically linked build, on /lib's glibc

@@ -11,11 +11,12 @@ memoryBudgetBytes = 536870912
 pageBytes = 4096
 minimumKernel = 6.1
 
-# Cross-compiling and qemu-system (read by the Makefile)
+# Cross-compiling and qemu-system: make cross and make sim read these
 crossTarget = x86_64-unknown-linux-gnu
 qemuMachine = q35
 qemuCPU = max
 qemuMemory = 16G
+qemuKernel = linux-image-amd64
 
 # Threads (fixed at start)
 cores = 8

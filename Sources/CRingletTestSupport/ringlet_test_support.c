@@ -2,6 +2,8 @@
 #include "ringlet_test_support.h"
 
 #include <errno.h>
+#include <sched.h>
+#include <stdlib.h>
 #include <fcntl.h>
 #include <pthread.h>
 #include <signal.h>
@@ -78,3 +80,20 @@ void rl_sleep_ns(long long ns) {
     struct timespec ts = { .tv_sec = (time_t)(ns / 1000000000LL), .tv_nsec = (long)(ns % 1000000000LL) };
     while (nanosleep(&ts, &ts) != 0 && errno == EINTR) {}
 }
+
+int rl_test_current_cpu(void) {
+    int cpu = sched_getcpu();
+    return cpu < 0 ? -errno : cpu;
+}
+
+unsigned long long rl_test_affinity_mask(void) {
+    cpu_set_t set;
+    CPU_ZERO(&set);
+    if (sched_getaffinity(0, sizeof set, &set) != 0) return 0;  // 0: the calling thread
+    unsigned long long mask = 0;
+    for (int cpu = 0; cpu < 64; cpu++)
+        if (CPU_ISSET(cpu, &set)) mask |= 1ULL << cpu;
+    return mask;
+}
+
+const char *rl_test_environment(const char *name) { return getenv(name); }

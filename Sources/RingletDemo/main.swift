@@ -4,6 +4,10 @@ import Ringlet
 // counterpart of `ringlet demo`. Built by SwiftPM on the host and, in Embedded Swift
 // mode for aarch64, by `make cross`; `make sim` runs it on an emulated board and
 // measures its size and memory there. Every wait is bounded, so it never hangs.
+//
+// It starts the runtime itself, with the configuration derived from the machine it runs
+// on, so `make cross` links it without board selection (the BoardProfiles article,
+// "What a program carries"): it reads no RINGLET_BOARD and no profile.
 
 let started = DispatchTime.now()
 let deadline = started + .seconds(20)
@@ -19,6 +23,12 @@ func fail(_ step: String) -> Never {
     Runtime.exit(status: 1)
 }
 
+do throws(RuntimeError) {
+    try Runtime.start(configuration: .derived())
+} catch {
+    print("ringlet-demo: the runtime could not start: \(error)")
+    Runtime.exit(status: 1)
+}
 let pool = Runtime.statistics
 print("ringlet-demo: \(pool.workers) workers, \(pool.reserve) reserve, \(pool.managerThreads) manager")
 

@@ -63,12 +63,15 @@ func profileError(_ lines: [String], machine: MachineFacts = testMachine) -> Boa
         #expect(zero.qemuMemory == "512M" && zero.crossTarget == "aarch64-unknown-linux-gnu" && zero.placement == nil)
         let pi5 = try BoardProfile.named("raspberry-pi-5", machine: testMachine)
         #expect(pi5.pageBytes == 16384 && pi5.qemuCPU == "cortex-a76")
+        // make sim boots the 16 KiB-page kernel the Pi 5 needs; the others Debian's default.
+        #expect(pi5.qemuKernel == "linux-image-6.12-arm64-16k" && zero.qemuKernel == "linux-image-arm64")
         let orange = try BoardProfile.named("orange-pi-5", machine: testMachine)
         #expect(orange.coreCapacities == [414, 414, 414, 414, 1024, 1024, 1024, 1024])
         #expect(orange.placement == CorePlacement(capacities: orange.coreCapacities))
         #expect(orange.placement?.bigCores == [4, 5, 6, 7] && orange.placement?.smallCores == [0, 1, 2, 3])
         let laptop = try BoardProfile.named("x86-64-laptop", machine: testMachine)
         #expect(laptop.crossTarget == "x86_64-unknown-linux-gnu" && laptop.configuration.cores == 8)
+        #expect(laptop.qemuMachine == "q35" && laptop.qemuKernel == "linux-image-amd64")
     }
 
     @Test func genericIsDerivedFromTheMachine() throws {
@@ -80,9 +83,24 @@ func profileError(_ lines: [String], machine: MachineFacts = testMachine) -> Boa
         #expect(generic.configuration.workNodes == 131_072 && generic.configuration.sources == 4096)
         #expect(generic.memoryMegabytes == 800 && generic.pageBytes == 16384 && generic.qemuMemory == "800M")
         #expect(generic.memoryBudgetBytes == (800 << 20) / 4)
-        #expect(generic.origin(of: .cores) == .derived(line: 24))
+        #expect(generic.origin(of: .cores) == .derived(line: 25))
         // On this machine it is what `RuntimeConfiguration.derived()` was before profiles.
         #expect(try BoardProfile.named("generic").configuration == RuntimeConfiguration.derived())
+    }
+
+    @Test func theQemuMachineAndKernelFollowTheTargetWhenDerivedOrLeftOut() throws {
+        let arm = try BoardProfile.parse("crossTarget = aarch64-unknown-linux-gnu\n", file: "arm.profile", machine: testMachine)
+        #expect(arm.qemuMachine == "virt" && arm.qemuKernel == "linux-image-arm64")
+        #expect(arm.origin(of: .qemuKernel) == .default)
+        let x86 = try BoardProfile.parse("crossTarget = x86_64-unknown-linux-gnu\nqemuMachine = derived\n"
+                                         + "qemuKernel = derived\n", file: "x86.profile", machine: testMachine)
+        #expect(x86.qemuMachine == "q35" && x86.qemuKernel == "linux-image-amd64")
+        #expect(x86.origin(of: .qemuKernel) == .derived(line: 3))
+        let named = try BoardProfile.parse("qemuKernel = linux-image-rt-arm64\n", file: "rt.profile", machine: testMachine)
+        #expect(named.qemuKernel == "linux-image-rt-arm64" && named.value(of: .qemuKernel) == "linux-image-rt-arm64")
+        // The generic profile follows the machine it is read on.
+        let generic = try BoardProfile.named("generic", machine: testMachine)
+        #expect(generic.qemuKernel == (MachineFacts.hostTarget.hasPrefix("x86_64") ? "linux-image-amd64" : "linux-image-arm64"))
     }
 
     @Test func absentKeysTakeTheDefaults() throws {
@@ -122,6 +140,7 @@ func profileError(_ lines: [String], machine: MachineFacts = testMachine) -> Boa
             ("minimumKernel = six", "minimumKernel", "expects a kernel version"),
             ("qemuMemory = lots", "qemuMemory", "expects a size for qemu's -m"),
             ("qemuCPU = cortex a53", "qemuCPU", "expects one word"),
+            ("qemuKernel = linux image", "qemuKernel", "expects one word"),
             ("board =", "board", "expects a value (got nothing)"),
             ("drainBatch = derived", "drainBatch", "does not accept 'derived'"),
             ("ringEntries = 1_", "ringEntries", "expects an integer"),

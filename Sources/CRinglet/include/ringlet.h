@@ -139,6 +139,11 @@ void rl_abort(void) __attribute__((noreturn));
 void rl_exit(int status) __attribute__((noreturn));
 /// Reads an environment variable; returns 0 when unset.
 const char *rl_getenv(const char *name);
+/// The board profile for a runtime started on first use: returns 1 and sets
+/// `*profile` to a retained Swift object (or 0: start with the derived configuration)
+/// when board selection is linked in; returns 0 when the program was linked with
+/// ringlet_first_use.c's RINGLET_EXPLICIT_START variant, which leaves selection out.
+int rl_first_use_board(void **profile);
 /// Reserves `bytes` of memory (malloc(3): large blocks are mapped and touched only
 /// when used); 0 when the system refuses (RLIMIT_AS, overcommit). Freed with free(3).
 void *rl_reserve_memory(unsigned long long bytes);

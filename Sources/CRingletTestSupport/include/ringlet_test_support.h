@@ -38,6 +38,14 @@ int rl_signal_block_in_thread(int signo, int block);
 /// thread in the kernel, which the runtime cannot see.
 void rl_sleep_ns(long long ns);
 
+/// The CPU the calling thread runs on now (sched_getcpu(3)), or -errno.
+int rl_test_current_cpu(void);
+/// The calling thread's CPU affinity (sched_getaffinity(2)) as a mask of CPUs 0...63,
+/// or 0 when it cannot be read.
+unsigned long long rl_test_affinity_mask(void);
+/// getenv(3): the value of the environment variable `name`, or NULL when unset.
+const char *rl_test_environment(const char *name);
+
 #ifdef __cplusplus
 }
 #endif

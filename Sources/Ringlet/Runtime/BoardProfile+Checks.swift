@@ -18,7 +18,7 @@ extension BoardProfileParser {
             file: file, board: stem(of: file), model: "", coreCapacities: capacities, memoryMegabytes: memory,
             memoryBudgetBytes: RuntimeConfiguration.derivedBudget(memoryMegabytes: memory), pageBytes: machine.pageBytes,
             minimumKernel: "5.10", crossTarget: MachineFacts.hostTarget, qemuMachine: "virt", qemuCPU: "max",
-            qemuMemory: "\(memory)M", configuration: RuntimeConfiguration(cores: cores),
+            qemuMemory: "\(memory)M", qemuKernel: "", configuration: RuntimeConfiguration(cores: cores),
             lines: lines, derivedKeys: [Bool](repeating: false, count: BoardProfileKey.allCases.count))
     }
 
@@ -57,6 +57,7 @@ extension BoardProfileParser {
             case .crossTarget: p.crossTarget = text
             case .qemuMachine: p.qemuMachine = text
             case .qemuCPU: p.qemuCPU = text
+            case .qemuKernel: p.qemuKernel = text
             default: p.qemuMemory = text
             }
             return
@@ -113,6 +114,14 @@ extension BoardProfileParser {
         }
         if lines[BoardProfileKey.qemuMemory.rawValue] == 0 || p.derivedKeys[BoardProfileKey.qemuMemory.rawValue] {
             p.qemuMemory = "\(p.memoryMegabytes)M"
+        }
+        // qemu's machine and Debian's kernel follow the target's architecture.
+        let x86 = p.crossTarget.utf8.starts(with: "x86_64".utf8)
+        if lines[BoardProfileKey.qemuMachine.rawValue] == 0 || p.derivedKeys[BoardProfileKey.qemuMachine.rawValue] {
+            p.qemuMachine = x86 ? "q35" : "virt"
+        }
+        if lines[BoardProfileKey.qemuKernel.rawValue] == 0 || p.derivedKeys[BoardProfileKey.qemuKernel.rawValue] {
+            p.qemuKernel = x86 ? "linux-image-amd64" : "linux-image-arm64"
         }
         // The pools follow the budget, whether the machine's or the file's.
         if lines[BoardProfileKey.workNodes.rawValue] == 0 || p.derivedKeys[BoardProfileKey.workNodes.rawValue] {

@@ -111,8 +111,8 @@ struct BoardProfileParser {
         if "derived".utf8.elementsEqual(raw) {
             if key.acceptsDerived { return .derived }
             throw error(.wrongType, line, key.name, "does not accept 'derived' (only cores, lowQoSWorkers, coreCapacities, "
-                + "memoryMegabytes, memoryBudgetBytes, pageBytes, crossTarget, qemuMemory, and workNodes and sources "
-                + "from the memory budget, come from the machine)")
+                + "memoryMegabytes, memoryBudgetBytes, pageBytes, crossTarget, qemuMemory, workNodes and sources "
+                + "from the memory budget, and qemuMachine and qemuKernel from crossTarget, come from the machine)")
         }
         switch key.kind {
         case .integer:

@@ -44,6 +44,9 @@ public struct BoardProfile: Sendable {
     public var qemuMachine: String
     public var qemuCPU: String
     public var qemuMemory: String
+    /// The Debian package whose kernel `make sim` boots on that machine (`qemuKernel`),
+    /// such as `linux-image-arm64` or `linux-image-6.12-arm64-16k`.
+    public var qemuKernel: String
     /// The runtime keys.
     public var configuration: RuntimeConfiguration
     /// Per key (by raw value): the line that set it (0: default), and whether it said `derived`.
@@ -78,6 +81,7 @@ public struct BoardProfile: Sendable {
         case .qemuMachine: return qemuMachine
         case .qemuCPU: return qemuCPU
         case .qemuMemory: return qemuMemory
+        case .qemuKernel: return qemuKernel
         case .cores: return "\(c.cores)"
         case .workersPerCore: return "\(c.workersPerCore)"
         case .reservePerCore: return "\(c.reservePerCore)"

@@ -2,12 +2,12 @@
 /// and the board's own. Boards/README.md documents each one.
 ///
 /// The board keys are read by other tools too (the Makefile's cross and qemu targets
-/// read `crossTarget`, `qemuMachine`, `qemuCPU`, `qemuMemory` with awk), so their
-/// names are fixed.
+/// read `crossTarget`, `qemuMachine`, `qemuCPU`, `qemuMemory`, `qemuKernel`, `cores`
+/// and `coreCapacities` with awk), so their names are fixed.
 public enum BoardProfileKey: Int, CaseIterable, Sendable {
     // Board keys.
     case board, model, coreCapacities, memoryMegabytes, memoryBudgetBytes, pageBytes, minimumKernel
-    case crossTarget, qemuMachine, qemuCPU, qemuMemory
+    case crossTarget, qemuMachine, qemuCPU, qemuMemory, qemuKernel
     // RuntimeConfiguration keys.
     case cores, workersPerCore, reservePerCore, lowQoSWorkers, workNodes, workerStackBytes, utilityNice
     case backgroundSchedIdle, deadlockGraceMilliseconds, coverCheckMilliseconds, drainBatch, spinMicroseconds
@@ -41,6 +41,7 @@ public enum BoardProfileKey: Int, CaseIterable, Sendable {
         case .qemuMachine: return "qemuMachine"
         case .qemuCPU: return "qemuCPU"
         case .qemuMemory: return "qemuMemory"
+        case .qemuKernel: return "qemuKernel"
         case .cores: return "cores"
         case .workersPerCore: return "workersPerCore"
         case .reservePerCore: return "reservePerCore"
@@ -68,7 +69,8 @@ public enum BoardProfileKey: Int, CaseIterable, Sendable {
 
     public var kind: Kind {
         switch self {
-        case .board, .model, .minimumKernel, .crossTarget, .qemuMachine, .qemuCPU, .qemuMemory: return .text
+        case .board, .model, .minimumKernel, .crossTarget, .qemuMachine, .qemuCPU, .qemuMemory, .qemuKernel:
+            return .text
         case .coreCapacities: return .integerList
         case .backgroundSchedIdle: return .boolean
         default: return .integer
@@ -77,11 +79,12 @@ public enum BoardProfileKey: Int, CaseIterable, Sendable {
 
     /// Keys whose default comes from the machine also accept the value `derived`,
     /// which says so explicitly (the `generic` profile uses it). `workNodes` and
-    /// `sources` follow the memory budget (`RuntimeConfiguration.derivedWorkNodes`).
+    /// `sources` follow the memory budget (`RuntimeConfiguration.derivedWorkNodes`);
+    /// `qemuMachine` and `qemuKernel` follow `crossTarget`'s architecture.
     public var acceptsDerived: Bool {
         switch self {
         case .cores, .lowQoSWorkers, .coreCapacities, .memoryMegabytes, .memoryBudgetBytes, .pageBytes, .crossTarget,
-             .qemuMemory, .workNodes, .sources:
+             .qemuMachine, .qemuMemory, .qemuKernel, .workNodes, .sources:
             return true
         default:
             return false

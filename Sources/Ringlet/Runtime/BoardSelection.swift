@@ -55,7 +55,7 @@ public struct BoardSelection: Sendable {
             return BoardSelection(profile: best.profile, reason: "/proc/device-tree/model '\(machine.deviceTreeModel)' "
                 + "contains '\(best.profile.model)', the model of built-in \(best.board.name)")
         }
-        let capacities = commaSeparated(machine.coreCapacities)
+        let capacities = CorePlacement.commaSeparated(machine.coreCapacities)
         if CorePlacement(capacities: machine.coreCapacities) != nil {
             var matches: [BoardProfile] = []
             for board in BuiltInBoards.all {
@@ -88,11 +88,5 @@ public struct BoardSelection: Sendable {
     /// Same count, each within 10% (sysfs capacities vary a little between kernels).
     private static func close(_ a: [Int], _ b: [Int]) -> Bool {
         a.count == b.count && zip(a, b).allSatisfy { abs($0 - $1) * 10 <= max($0, $1) }
-    }
-
-    static func commaSeparated(_ capacities: [Int]) -> String {
-        var text = ""
-        for (index, capacity) in capacities.enumerated() { text += (index == 0 ? "" : ",") + "\(capacity)" }
-        return text
     }
 }

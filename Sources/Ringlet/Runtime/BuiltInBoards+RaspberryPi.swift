@@ -16,11 +16,12 @@ memoryBudgetBytes = 33554432
 pageBytes = 4096
 minimumKernel = 6.1
 
-# Cross-compiling and qemu-system (read by the Makefile)
+# Cross-compiling and qemu-system: make cross and make sim read these
 crossTarget = aarch64-unknown-linux-gnu
 qemuMachine = virt
 qemuCPU = cortex-a53
 qemuMemory = 512M
+qemuKernel = linux-image-arm64
 
 # Threads (fixed at start)
 cores = 4
@@ -67,11 +68,12 @@ memoryBudgetBytes = 67108864
 pageBytes = 4096
 minimumKernel = 6.1
 
-# Cross-compiling and qemu-system (read by the Makefile)
+# Cross-compiling and qemu-system: make cross and make sim read these
 crossTarget = aarch64-unknown-linux-gnu
 qemuMachine = virt
 qemuCPU = cortex-a53
 qemuMemory = 1G
+qemuKernel = linux-image-arm64
 
 # Threads (fixed at start)
 cores = 4
@@ -119,11 +121,12 @@ memoryBudgetBytes = 134217728
 pageBytes = 4096
 minimumKernel = 6.1
 
-# Cross-compiling and qemu-system (read by the Makefile)
+# Cross-compiling and qemu-system: make cross and make sim read these
 crossTarget = aarch64-unknown-linux-gnu
 qemuMachine = virt
 qemuCPU = cortex-a72
 qemuMemory = 2G
+qemuKernel = linux-image-arm64
 
 # Threads (fixed at start)
 cores = 4
@@ -171,11 +174,12 @@ memoryBudgetBytes = 268435456
 pageBytes = 16384
 minimumKernel = 6.6
 
-# Cross-compiling and qemu-system (read by the Makefile)
+# Cross-compiling and qemu-system: make cross and make sim read these
 crossTarget = aarch64-unknown-linux-gnu
 qemuMachine = virt
 qemuCPU = cortex-a76
 qemuMemory = 4G
+qemuKernel = linux-image-6.12-arm64-16k
 
 # Threads (fixed at start)
 cores = 4

@@ -31,11 +31,12 @@ memoryBudgetBytes = 268435456
 pageBytes = 4096
 minimumKernel = 5.10
 
-# Cross-compiling and qemu-system (read by the Makefile)
+# Cross-compiling and qemu-system: make cross and make sim read these
 crossTarget = aarch64-unknown-linux-gnu
 qemuMachine = virt
 qemuCPU = cortex-a76
 qemuMemory = 8G
+qemuKernel = linux-image-arm64
 
 # Threads (fixed at start)
 cores = 8
@@ -83,11 +84,12 @@ memoryBudgetBytes = 16777216
 pageBytes = 4096
 minimumKernel = 6.1
 
-# Cross-compiling and qemu-system (read by the Makefile)
+# Cross-compiling and qemu-system: make cross and make sim read these
 crossTarget = aarch64-unknown-linux-gnu
 qemuMachine = virt
 qemuCPU = cortex-a53
 qemuMemory = 512M
+qemuKernel = linux-image-arm64
 
 # Threads (fixed at start)
 cores = 2
@@ -134,11 +136,12 @@ memoryBudgetBytes = 536870912
 pageBytes = 4096
 minimumKernel = 6.1
 
-# Cross-compiling and qemu-system (read by the Makefile)
+# Cross-compiling and qemu-system: make cross and make sim read these
 crossTarget = x86_64-unknown-linux-gnu
 qemuMachine = q35
 qemuCPU = max
 qemuMemory = 16G
+qemuKernel = linux-image-amd64
 
 # Threads (fixed at start)
 cores = 8
@@ -188,11 +191,12 @@ memoryBudgetBytes = derived
 pageBytes = derived
 minimumKernel = 5.10
 
-# Cross-compiling and qemu-system (read by the Makefile)
+# Cross-compiling and qemu-system: make cross and make sim read these
 crossTarget = derived
-qemuMachine = virt
+qemuMachine = derived
 qemuCPU = max
 qemuMemory = derived
+qemuKernel = derived
 
 # Threads (fixed at start)
 cores = derived

@@ -55,12 +55,19 @@ public struct CorePlacement: Sendable, Equatable {
     func apply(band: WorkerBand) {
         guard let cpus = cpus(for: band) else { return }
         if let error = MachineFiles.pinCurrentThread(to: cpus), CorePlacement.warned.claim() {
-            ringletWarning("could not pin \(band.name)-band workers to CPUs \(BoardSelection.commaSeparated(cpus)) "
+            ringletWarning("could not pin \(band.name)-band workers to CPUs \(CorePlacement.commaSeparated(cpus)) "
                 + "(\(error.name)); they run on any CPU")
         }
     }
 
     private static let warned = WarnOnce()
+
+    /// "0,1,2,3": CPUs or capacities as messages and profiles write them.
+    static func commaSeparated(_ values: [Int]) -> String {
+        var text = ""
+        for (index, value) in values.enumerated() { text += (index == 0 ? "" : ",") + "\(value)" }
+        return text
+    }
 }
 
 /// One worker band as a profile sizes it, for reports (`ringlet board`). Not

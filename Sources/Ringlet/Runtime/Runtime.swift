@@ -157,7 +157,7 @@ private final class StartRequest: @unchecked Sendable {
                 starting = true
                 lock.unlock()
                 do throws(RuntimeError) {
-                    let profile = StartRequest.profileForFirstUse()
+                    let profile = Runtime.profileForFirstUse(FirstUseBoard.choose())
                     let made = try Runtime.make(profile?.configuration ?? .derived(), profile: profile)
                     lock.withLock { runtime = made }
                     return made
@@ -169,22 +169,23 @@ private final class StartRequest: @unchecked Sendable {
             _ = published.wait(ifUnchangedFrom: seen)
         }
     }
+}
 
-    /// The profile `BoardSelection` chooses. A bad RINGLET_BOARD stops the process
-    /// with the profile error (file, line, key); a failed detection — only `generic`
-    /// on an odd machine can fail — falls back to the derived configuration.
-    static func profileForFirstUse() -> BoardProfile? {
-        do throws(BoardProfileError) {
-            return try BoardSelection.fromEnvironment().profile
-        } catch {
-            if let board = ThreadControl.environment("RINGLET_BOARD"), !board.isEmpty {
-                var known = ""
-                for name in BoardProfile.builtInNames { known += (known.isEmpty ? "" : ", ") + name }
-                ringletMisuse("RINGLET_BOARD=\(board) cannot be used: \(error.description). Fix that line of the profile, set "
-                    + "RINGLET_BOARD to a built-in board (\(known)) or a .profile path, or unset it to detect the board "
-                    + "(`ringlet board` shows what detection finds)")
-            }
-            ringletWarning("board detection failed (\(error.description)); starting with RuntimeConfiguration.derived()")
+extension Runtime {
+    /// The profile board selection chose (`BoardSelection.profileForFirstUse()`), or
+    /// nil for `RuntimeConfiguration.derived()`: also when the program was linked
+    /// without selection (for an explicit start) yet used the runtime before starting
+    /// it, which one warning says, naming RINGLET_BOARD when it is set.
+    static func profileForFirstUse(_ choice: FirstUseBoard.Choice) -> BoardProfile? {
+        switch choice {
+        case .chosen(let profile):
+            return profile
+        case .notLinked:
+            let board = ThreadControl.environment("RINGLET_BOARD").map { " (RINGLET_BOARD=\($0) is not read)" } ?? ""
+            ringletWarning("the runtime was used before Runtime.start, in a program linked without board selection "
+                + "(ringlet_first_use.c with RINGLET_EXPLICIT_START); starting with RuntimeConfiguration.derived()"
+                + board + ". Call Runtime.start(configuration:) before the first queue is used, or link without "
+                + "RINGLET_EXPLICIT_START to let the runtime choose a board profile")
             return nil
         }
     }

@@ -1,0 +1,33 @@
+// ringlet_first_use.c — how a runtime started on first use reaches board selection,
+// so that a program that starts the runtime itself can leave selection out.
+//
+// Board selection (the built-in profiles, the profile parser, detection: about 70 KB
+// of an aarch64 program) is needed only when the runtime starts on first use, with
+// the board RINGLET_BOARD names or detection finds. Whether a program ever does so
+// depends on the order of its calls, which the linker cannot see, so the one call
+// from the runtime into selection goes through rl_first_use_board, defined here
+// weak. A program that always calls Runtime.start(configuration:) first may link the
+// same file compiled with -DRINGLET_EXPLICIT_START, whose strong definition replaces
+// this one: nothing then references selection, and --gc-sections drops all of it
+// (`make cross` links the demo so; the BoardProfiles article, "What a program carries").
+#include "ringlet.h"
+
+#ifndef RINGLET_EXPLICIT_START
+
+/// Board selection on the Swift side (Runtime/BoardSelection+FirstUse.swift): the
+/// chosen profile, retained, or 0 for the derived configuration.
+void *ringlet_board_for_first_use(void);
+
+__attribute__((weak)) int rl_first_use_board(void **profile) {
+    *profile = ringlet_board_for_first_use();
+    return 1;
+}
+
+#else
+
+int rl_first_use_board(void **profile) {
+    *profile = 0;
+    return 0;
+}
+
+#endif
