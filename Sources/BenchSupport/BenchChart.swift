@@ -27,7 +27,7 @@ package struct BenchChart {
 
     static let colours = ["#8a8a8a", "#1f6fb4"]
     private static let panelWidth = 420.0, panelHeight = 260.0, columns = 2
-    private static let margin = (left: 64.0, right: 16.0, top: 34.0, bottom: 44.0)
+    private static let margin = (left: 64.0, right: 30.0, top: 34.0, bottom: 44.0)
 
     package func svg() -> String {
         let rows = (panels.count + Self.columns - 1) / Self.columns
