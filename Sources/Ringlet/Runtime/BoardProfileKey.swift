@@ -12,7 +12,7 @@ public enum BoardProfileKey: Int, CaseIterable, Sendable {
     case cores, workersPerCore, reservePerCore, lowQoSWorkers, workNodes, workerStackBytes, utilityNice
     case backgroundSchedIdle, deadlockGraceMilliseconds, drainBatch, spinMicroseconds, ringEntries
     case backgroundLeewayPercent, backgroundLeewayMaxMilliseconds, utilityLeewayPercent
-    case utilityLeewayMaxMilliseconds, ioQueueDepth, ioChunkBytes, ioRequests, ioBufferBytes, sources
+    case utilityLeewayMaxMilliseconds, ioQueueDepth, ioChunkBytes, ioRequests, ioBufferBytes, sources, backend
 
     /// What a key's value is written as.
     public enum Kind: Sendable {
@@ -61,12 +61,13 @@ public enum BoardProfileKey: Int, CaseIterable, Sendable {
         case .ioRequests: return "ioRequests"
         case .ioBufferBytes: return "ioBufferBytes"
         case .sources: return "sources"
+        case .backend: return "backend"
         }
     }
 
     public var kind: Kind {
         switch self {
-        case .board, .model, .minimumKernel, .crossTarget, .qemuMachine, .qemuCPU, .qemuMemory: return .text
+        case .board, .model, .minimumKernel, .crossTarget, .qemuMachine, .qemuCPU, .qemuMemory, .backend: return .text
         case .coreCapacities: return .integerList
         case .backgroundSchedIdle: return .boolean
         default: return .integer

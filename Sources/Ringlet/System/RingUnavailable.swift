@@ -29,6 +29,27 @@ public struct RingUnavailable: Error, CustomStringConvertible {
         return value < 0 ? nil : Int(value)
     }
 
+    /// The cause in one clause, for the line the runtime prints when it runs on epoll
+    /// instead ("io_uring_setup failed with EPERM: a seccomp filter forbids it").
+    public var cause: String {
+        if let missingOpcode { return "the kernel's io_uring lacks \(missingOpcode)" }
+        let failed = "io_uring_setup failed with \(errno.name)"
+        switch errno {
+        case .notImplemented:
+            return failed + ": this kernel has no io_uring"
+        case .notPermitted, .permissionDenied:
+            if ioUringDisabled == 2 { return failed + ": the sysctl kernel.io_uring_disabled is 2" }
+            if ioUringDisabled == 1 {
+                return failed + ": the sysctl kernel.io_uring_disabled is 1 and this user is not in kernel.io_uring_group"
+            }
+            return failed + ": a seccomp filter forbids it (a container's default profile does)"
+        case .noMemory:
+            return failed + ": no memory for the ring (RLIMIT_MEMLOCK before Linux 5.12, else the memory cgroup)"
+        default:
+            return failed
+        }
+    }
+
     /// What went wrong and how to fix it, in one paragraph.
     public var description: String {
         if let missingOpcode {

@@ -39,6 +39,18 @@ enum SyscallFaults {
         case sigaction
         /// malloc(3) of a pool (`Memory.reserve`).
         case reserveMemory
+        /// epoll_create1(2) of the epoll backend (`EpollCalls.create`).
+        case epollCreate
+        /// epoll_ctl(2) (`EpollCalls.control`).
+        case epollControl
+        /// epoll_wait(2) (`EpollCalls.wait`).
+        case epollWait
+        /// The epoll backend's timeout timerfd (`EpollCalls.makeTimeoutTimer`, `armTimeout`).
+        case timeoutTimer
+        /// A read or write that must not block (`EpollCalls.transferNow`).
+        case transferNow
+        /// A blocking read or write on an I/O helper thread (`EpollCalls.transferBlocking`).
+        case transferBlocking
     }
 
     #if DEBUG
