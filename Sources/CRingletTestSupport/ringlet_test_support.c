@@ -3,6 +3,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <stdlib.h>
 #include <pthread.h>
 #include <signal.h>
 #include <sys/syscall.h>
@@ -71,4 +72,24 @@ int rl_signal_block_in_thread(int signo, int block) {
 void rl_sleep_ns(long long ns) {
     struct timespec ts = { .tv_sec = (time_t)(ns / 1000000000LL), .tv_nsec = (long)(ns % 1000000000LL) };
     while (nanosleep(&ts, &ts) != 0 && errno == EINTR) {}
+}
+
+int rl_pty_open(int *master, int *slave) {
+    int m = posix_openpt(O_RDWR | O_NOCTTY | O_CLOEXEC);
+    if (m < 0) return -errno;
+    const char *name = NULL;
+    if (grantpt(m) != 0 || unlockpt(m) != 0 || (name = ptsname(m)) == NULL) {
+        int e = errno;
+        close(m);
+        return -e;
+    }
+    int s = open(name, O_RDWR | O_NOCTTY | O_CLOEXEC);
+    if (s < 0) {
+        int e = errno;
+        close(m);
+        return -e;
+    }
+    *master = m;
+    *slave = s;
+    return 0;
 }

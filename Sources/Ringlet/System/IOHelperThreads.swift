@@ -82,6 +82,9 @@ final class IOHelperThreads: @unchecked Sendable {
         work.post(wake: Int32(Swift.min(jobs.count, count)))
     }
 
+    /// Helpers making a call now.
+    var busy: Int { lock.withLock { running.count } }
+
     /// Takes a queued job out, or says whether a helper is making it.
     func cancel(_ userData: UInt64) -> Cancellation {
         lock.withLock {
