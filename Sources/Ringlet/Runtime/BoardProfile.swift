@@ -87,6 +87,7 @@ public struct BoardProfile: Sendable {
         case .utilityNice: return "\(c.utilityNice)"
         case .backgroundSchedIdle: return c.backgroundSchedIdle ? "true" : "false"
         case .deadlockGraceMilliseconds: return "\(c.deadlockGraceMilliseconds)"
+        case .coverCheckMilliseconds: return "\(c.coverCheckMilliseconds)"
         case .drainBatch: return "\(c.drainBatch)"
         case .spinMicroseconds: return "\(c.spinMicroseconds)"
         case .ringEntries: return "\(c.ringEntries)"
