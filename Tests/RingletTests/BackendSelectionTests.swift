@@ -17,7 +17,10 @@ import Testing
         }
         let text = result?.standardErrorText ?? ""
         #expect(text.contains("Ringlet: io_uring is not available (io_uring_setup failed with EPERM: a seccomp "
-            + "filter forbids it (a container's default profile does)): running on epoll\n"), "\(text)")
+            + "filter forbids it, as a container's default profile does): running on epoll instead; to use io_uring, "
+            + "allow io_uring_setup, io_uring_enter and io_uring_register in the container's seccomp profile "
+            + "(for example --security-opt seccomp=unconfined); RINGLET_BACKEND=epoll or backend = epoll chooses "
+            + "epoll without this warning\n"), "\(text)")
         #expect(text.components(separatedBy: "Ringlet:").count == 2, "not exactly one line: \(text)")
     }
 
@@ -26,8 +29,8 @@ import Testing
             BackendScenarios.fallsBack(when: .notImplemented)
         }
         let text = result?.standardErrorText ?? ""
-        #expect(text.contains("(io_uring_setup failed with ENOSYS: this kernel has no io_uring): running on epoll"),
-                "\(text)")
+        #expect(text.contains("(io_uring_setup failed with ENOSYS: this kernel has no io_uring): running on epoll "
+            + "instead; to use io_uring, use a kernel built with CONFIG_IO_URING"), "\(text)")
     }
 
     @Test func aMemlockRefusalFallsBackToEpollAndSaysWhy() async {
@@ -36,6 +39,22 @@ import Testing
         }
         let text = result?.standardErrorText ?? ""
         #expect(text.contains("(io_uring_setup failed with ENOMEM: no memory for the ring (RLIMIT_MEMLOCK"), "\(text)")
+        #expect(text.contains("running on epoll instead; to use io_uring, raise RLIMIT_MEMLOCK"), "\(text)")
+    }
+
+    /// The sysctl cannot be set from a test: the line is built from the refusal as read.
+    @Test func aSysctlRefusalNamesTheSysctlAndHowToClearIt() {
+        for (sysctl, cause, fix) in [
+            (2, "the sysctl kernel.io_uring_disabled is 2", "run `sysctl -w kernel.io_uring_disabled=0` as root"),
+            (1, "kernel.io_uring_disabled is 1 and this user is not in kernel.io_uring_group",
+             "add this user to the group in kernel.io_uring_group, or set kernel.io_uring_disabled to 0"),
+        ] {
+            let refusal = RingUnavailable(errno: .notPermitted, ioUringDisabled: sysctl)
+            let line = BackendSelection(backend: .epoll, reason: .ioUringRefused(refusal)).startLine ?? ""
+            #expect(line.hasPrefix("Ringlet: io_uring is not available (io_uring_setup failed with EPERM: ")
+                && line.contains(cause) && line.contains("): running on epoll instead; to use io_uring, " + fix),
+                    "\(line)")
+        }
     }
 
     // MARK: Asking for a backend

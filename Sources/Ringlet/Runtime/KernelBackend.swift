@@ -66,13 +66,18 @@ public struct BackendSelection: Sendable, CustomStringConvertible {
         }
     }
 
-    /// The one line the runtime writes to stderr when it starts on epoll (nil on io_uring).
+    /// The one line the runtime writes to stderr when it starts on epoll (nil on io_uring):
+    /// on a refusal, the cause, that it fell back, and the fix.
     var startLine: String? {
         switch reason {
         case .ioUringWorks: return nil
         case .requested(let how): return backend == .epoll ? "Ringlet: running on epoll (\(how))" : nil
         case .ioUringRefused(let refusal):
-            return "Ringlet: io_uring is not available (\(refusal.cause)): running on epoll"
+            // The cause, the fallback, and the two ways out: get io_uring back, or ask
+            // for epoll by name (which prints the shorter "running on epoll" line).
+            let fix = refusal.fix.map { "; to use io_uring, \($0)" } ?? ""
+            return "Ringlet: io_uring is not available (\(refusal.cause)): running on epoll instead\(fix)"
+                + "; RINGLET_BACKEND=epoll or backend = epoll chooses epoll without this warning"
         }
     }
 
