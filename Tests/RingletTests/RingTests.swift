@@ -2,8 +2,10 @@ import CRinglet
 import Testing
 @testable import Ringlet
 
-/// Whether this machine lets us create a ring; integration tests skip (with this
-/// reason) when it does not, e.g. in a container whose seccomp profile forbids it.
+/// Whether this machine lets us create an io_uring. Only the tests of io_uring itself
+/// skip (with this reason) when it does not, e.g. in a container whose seccomp profile
+/// forbids it: the runtime, and every other suite, runs there on the epoll backend
+/// (Architecture, "The epoll backend"), as under RINGLET_BACKEND=epoll.
 enum RingAvailability {
     static let refusal: RingUnavailable? = {
         do throws(RingUnavailable) {

@@ -227,8 +227,7 @@ private func transferOnDevNull(_ body: (Int32, UnsafeMutableRawPointer) -> Wrapp
 /// The runtime's answer to each refusal on the manager thread: a warning that names
 /// what failed and what it means, and the rest of the runtime goes on. In child
 /// processes: the faults hit the manager's next call, which other tests share.
-@Suite(.enabled(if: RingAvailability.works, "io_uring is refused here"))
-struct RuntimeFaultReportTests {
+@Suite struct RuntimeFaultReportTests {
     @Test func aRefusedPidfdLeavesAWarningAndTheRuntimeGoesOn() async {
         let result = await #expect(processExitsWith: .success, observing: [\.standardErrorContent]) {
             RuntimeFaultScenarios.refusedManagerCall(.pidfdOpen, .tooManyOpenFiles) { queue in
