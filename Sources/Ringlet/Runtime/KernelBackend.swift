@@ -8,6 +8,10 @@ public enum KernelBackend: Sendable, Equatable, CustomStringConvertible {
     case epoll
 
     public var description: String { self == .ioUring ? "io_uring" : "epoll" }
+
+    /// Threads this backend adds to the pool and the manager, created at start: the
+    /// epoll backend's I/O helpers (2), none on io_uring.
+    public var helperThreads: Int { self == .epoll ? ManagerThread.epollHelperThreads : 0 }
 }
 
 extension RuntimeConfiguration {
