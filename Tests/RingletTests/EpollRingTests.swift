@@ -112,6 +112,32 @@ import Testing
         #expect(drain(ring).isEmpty, "a cancelled read or removed poll completed")
     }
 
+    /// A one-shot poll served leaves its descriptor in the set until the next wait; if
+    /// the program closes it meanwhile and gets the same number for a new pipe, a poll
+    /// on the new pipe must reach the kernel (the closed file left the set with it).
+    @Test func aPollOnAReusedDescriptorNumberIsServed() throws {
+        let ring = try makeRing(.epoll)
+        let first = TestPipe()
+        try ring.preparePoll(fd: first.readEnd, events: Descriptors.readable, multishot: false, userData: 1)
+        first.write(1)
+        _ = try ring.submitAndWait(waitFor: 1)
+        #expect(drain(ring).map(\.userData) == [1])
+        // dup2 closes the first pipe's read end and gives its number to the second
+        // pipe in one step (no other test's descriptor can take the number between).
+        let second = TestPipe()
+        let reused = first.readEnd
+        #expect(dup2(second.readEnd, reused) == reused)
+        close(second.readEnd)
+        close(first.writeEnd)
+        defer { close(reused); close(second.writeEnd) }
+        try ring.preparePoll(fd: reused, events: Descriptors.readable, multishot: false, userData: 2)
+        _ = try ring.submitAndWait(waitFor: 0)
+        #expect(drain(ring).isEmpty, "an empty pipe was reported readable")
+        second.write(1)
+        _ = try ring.submitAndWait(waitFor: 0)
+        #expect(drain(ring).map(\.userData) == [2], "the new pipe's poll never reached the epoll set")
+    }
+
     @Test func aRegularFileIsWrittenAndReadAtOffsets() throws {
         let ring = try makeRing(.epoll)
         let fd = temporaryFile()

@@ -70,6 +70,10 @@ extension EpollQueue {
             return
         }
         let watch = watches[index]
+        if watch.waiters.isEmpty {
+            rearm(watch, waiter, at: index)
+            return
+        }
         let wanted = watch.events | waiter.events
         if wanted != watch.events {
             do throws(Errno) {
@@ -109,6 +113,29 @@ extension EpollQueue {
         case .transfer(let transfer):
             attempt(transfer)
         }
+    }
+
+    /// A watch nobody waits on stays in the set until the next wait (most come back at
+    /// once: the wake-up eventfd, a stream's next read), but its descriptor may have
+    /// been closed since — which took it out of the set — and the number given to a
+    /// new file. So the registration is modified, not trusted: the kernel then looks
+    /// at the descriptor (ep_modify) and reports it if ready; ENOENT says the file went
+    /// away, and the new one is put in the set.
+    private func rearm(_ watch: Watch, _ waiter: Waiter, at index: Int) {
+        do throws(Errno) {
+            try EpollCalls.control(epfd, .modify, fd: watch.fd, events: waiter.events | EpollCalls.edgeTriggered,
+                                   data: data(watch.fd))
+        } catch {
+            guard error == .noSuchFile else {
+                refuse(waiter, error)
+                return
+            }
+            watches.remove(at: index)
+            register(watch.fd, waiter, at: index)
+            return
+        }
+        watch.events = waiter.events
+        watch.waiters.append(waiter)
     }
 
     /// Puts `fd` in the set for `waiter`. A descriptor epoll refuses with EPERM cannot
