@@ -34,7 +34,7 @@ EMBEDDED_FLAGS := -target $(EMBEDDED_TARGET) -enable-experimental-feature Embedd
 TSAN_SKIP    := ThreadCountTests
 ASAN_OPTIONS_TEST := ASAN_OPTIONS=detect_leaks=1 LSAN_OPTIONS=suppressions=$(CURDIR)/Tests/lsan.supp
 
-.PHONY: deps build run test unit import-styles tsan asan soak soak-short embedded bench bench-scale docs clean deps-cross cross sizes sim sim-all
+.PHONY: deps build run test unit unit-epoll import-styles tsan asan soak soak-short embedded bench bench-scale docs clean deps-cross cross sizes sim sim-all
 
 deps:
 	@command -v pkg-config >/dev/null || { $(SUDO) apt-get update -qq && $(SUDO) apt-get install -y -qq pkg-config; }
@@ -49,11 +49,24 @@ run: deps
 	$(SWIFT) build --product ringlet
 	$$($(SWIFT) build --show-bin-path)/ringlet demo
 
-test: unit import-styles tsan asan soak-short docs embedded sim
+test: unit unit-epoll import-styles tsan asan soak-short docs embedded sim
 
 unit: deps
 	$(SWIFT) build --build-tests
 	$(SWIFT) test --skip-build
+
+# The same suites and the checks program on the epoll backend (the Architecture article,
+# "The epoll backend"): asked for by name, then with io_uring refused by a seccomp filter
+# as in a container (Tests/NoIoUring), where the runtime falls back by itself and only
+# the tests of io_uring itself skip, saying why.
+NO_IO_URING := .build/no-io-uring
+unit-epoll: deps
+	$(SWIFT) build --build-tests
+	RINGLET_BACKEND=epoll $(SWIFT) test --skip-build
+	RINGLET_BACKEND=epoll $$($(SWIFT) build --show-bin-path)/RingletChecks
+	$(CC) -O1 -Wall -Wextra -Werror -o $(NO_IO_URING) Tests/NoIoUring/no-io-uring.c
+	$(NO_IO_URING) $(SWIFT) test --skip-build
+	$(NO_IO_URING) $$($(SWIFT) build --show-bin-path)/RingletChecks
 
 # The client programs of Tests/ImportStyles: one GCD program (Client.swift) built once per
 # way of importing Ringlet, run, and held to its last line. First, every public Dispatch*

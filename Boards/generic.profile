@@ -50,3 +50,6 @@ ioQueueDepth = 64
 ioChunkBytes = 262144
 ioRequests = 256
 ioBufferBytes = 16777216
+
+# Kernel backend: auto (io_uring, else epoll with one line saying why), io_uring or epoll
+backend = auto

@@ -49,3 +49,6 @@ ioQueueDepth = 32
 ioChunkBytes = 262144
 ioRequests = 512
 ioBufferBytes = 33554432
+
+# Kernel backend: auto (io_uring, else epoll with one line saying why), io_uring or epoll
+backend = auto

@@ -48,3 +48,6 @@ ioQueueDepth = 32
 ioChunkBytes = 262144
 ioRequests = 256
 ioBufferBytes = 33554432
+
+# Kernel backend: auto (io_uring, else epoll with one line saying why), io_uring or epoll
+backend = auto

@@ -48,3 +48,6 @@ ioQueueDepth = 16
 ioChunkBytes = 131072
 ioRequests = 128
 ioBufferBytes = 4194304
+
+# Kernel backend: auto (io_uring, else epoll with one line saying why), io_uring or epoll
+backend = auto

@@ -48,3 +48,6 @@ ioQueueDepth = 8
 ioChunkBytes = 65536
 ioRequests = 64
 ioBufferBytes = 1048576
+
+# Kernel backend: auto (io_uring, else epoll with one line saying why), io_uring or epoll
+backend = auto

@@ -47,3 +47,6 @@ ioQueueDepth = 64
 ioChunkBytes = 1048576
 ioRequests = 1024
 ioBufferBytes = 67108864
+
+# Kernel backend: auto (io_uring, else epoll with one line saying why), io_uring or epoll
+backend = auto

@@ -5,6 +5,7 @@
 #include <sched.h>
 #include <stdlib.h>
 #include <fcntl.h>
+#include <stdlib.h>
 #include <pthread.h>
 #include <signal.h>
 #include <sys/syscall.h>
@@ -97,3 +98,23 @@ unsigned long long rl_test_affinity_mask(void) {
 }
 
 const char *rl_test_environment(const char *name) { return getenv(name); }
+
+int rl_pty_open(int *master, int *slave) {
+    int m = posix_openpt(O_RDWR | O_NOCTTY | O_CLOEXEC);
+    if (m < 0) return -errno;
+    const char *name = NULL;
+    if (grantpt(m) != 0 || unlockpt(m) != 0 || (name = ptsname(m)) == NULL) {
+        int e = errno;
+        close(m);
+        return -e;
+    }
+    int s = open(name, O_RDWR | O_NOCTTY | O_CLOEXEC);
+    if (s < 0) {
+        int e = errno;
+        close(m);
+        return -e;
+    }
+    *master = m;
+    *slave = s;
+    return 0;
+}

@@ -4,7 +4,8 @@ import Ringlet
 
 /// `ringlet board`: which board profile the runtime would use here and why, every key
 /// with its value and origin, the kernel's io_uring features, and what the runtime
-/// creates (threads per band, placement, pools, memory against the budget).
+/// creates (threads per band, the kernel backend and why, placement, pools, memory
+/// against the budget).
 /// Starts no runtime: it only reads files and probes io_uring with small rings.
 struct BoardCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
@@ -35,7 +36,7 @@ struct BoardCommand: ParsableCommand {
         printMachine(machine, profile: chosen)
         printKeys(chosen)
         printIOUring(IOUringFeatures.probe())
-        printPlan(chosen, machine: machine)
+        try printPlan(chosen, machine: machine)
     }
 
     private func printMachine(_ machine: MachineFacts, profile: BoardProfile) {
@@ -83,7 +84,7 @@ struct BoardCommand: ParsableCommand {
         }
     }
 
-    private func printPlan(_ profile: BoardProfile, machine: MachineFacts) {
+    private func printPlan(_ profile: BoardProfile, machine: MachineFacts) throws {
         let c = profile.configuration
         print("What the runtime creates")
         var total = 1
@@ -92,7 +93,23 @@ struct BoardCommand: ParsableCommand {
             print("  \(band.band) band: \(band.threads) \(band.threads == 1 ? "thread" : "threads"), on \(cpus)")
             total += band.threads
         }
-        print("  manager: 1 thread (owns the io_uring: \(c.ringEntries) submission / \(c.ringEntries * 4) completion entries)")
+        // The same choice the runtime makes at start (RINGLET_BACKEND, the backend key,
+        // a probe of io_uring): which backend, and why.
+        let backend: BackendSelection
+        do {
+            backend = try BackendSelection.predict(for: c)
+        } catch {
+            throw ValidationError(error.description)
+        }
+        print("  backend: \(backend)")
+        if backend.backend == .ioUring {
+            print("  manager: 1 thread (owns the io_uring: \(c.ringEntries) submission / \(c.ringEntries * 4) completion entries)")
+        } else {
+            let helpers = backend.backend.helperThreads
+            print("  manager: 1 thread (owns the epoll set and its timerfd), and \(helpers) I/O helper threads "
+                + "for regular-file reads and writes")
+            total += helpers
+        }
         print("  threads in all: \(total), fixed at start")
         if let placement = profile.placement {
             let highest = (placement.bigCores + placement.smallCores).max() ?? 0

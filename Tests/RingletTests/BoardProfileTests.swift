@@ -144,6 +144,7 @@ func profileError(_ lines: [String], machine: MachineFacts = testMachine) -> Boa
             ("board =", "board", "expects a value (got nothing)"),
             ("drainBatch = derived", "drainBatch", "does not accept 'derived'"),
             ("ringEntries = 1_", "ringEntries", "expects an integer"),
+            ("backend = uring", "backend", "expects auto, io_uring or epoll (got 'uring')"),
         ]
         for (line, key, reason) in cases {
             let error = try #require(profileError(["# header", line]), "\(line) was accepted")

@@ -31,8 +31,7 @@ struct TestPipe {
 }
 
 /// Read and write sources: io_uring polls (multishot where the kernel has them).
-@Suite(.enabled(if: RingAvailability.works, "io_uring is refused here"))
-struct DescriptorSourceTests {
+@Suite struct DescriptorSourceTests {
     @Test func readSourceReportsTheBytesWaiting() {
         let pipe = TestPipe()
         let queue = DispatchQueue(label: "test.read.bytes")

@@ -5,8 +5,7 @@ import Testing
 
 /// DispatchIO: concurrency on one channel, barriers, water marks, intervals, the
 /// class functions, QoS and the thread count.
-@Suite(.enabled(if: RingAvailability.works, "io_uring is refused here"))
-struct DispatchIOBehaviourTests {
+@Suite struct DispatchIOBehaviourTests {
     /// The case that hangs Dispatch on Linux: a read waiting on a socket while a
     /// write on the same channel produces the answer it waits for.
     @Test func concurrentReadAndWriteOnOneSocketChannel() {

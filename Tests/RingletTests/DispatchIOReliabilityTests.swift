@@ -7,8 +7,7 @@ import Testing
 /// read hands its handler, descriptors closed and reused under a channel, intervals
 /// that must not outlive their read, several writers on one descriptor, and the
 /// class read of a pipe.
-@Suite(.enabled(if: RingAvailability.works, "io_uring is refused here"))
-struct DispatchIOReliabilityTests {
+@Suite struct DispatchIOReliabilityTests {
     // MARK: Failed reads hand over nil data
 
     @Test func aReadOnAClosedChannelGetsNilDataAndECANCELED() {

@@ -5,8 +5,7 @@ import Testing
 @testable import Ringlet
 
 /// DispatchIO on the manager's ring: round trips, streams, stop, errors.
-@Suite(.enabled(if: RingAvailability.works, "io_uring is refused here"))
-struct DispatchIOTests {
+@Suite struct DispatchIOTests {
     /// Writes `count` pattern bytes through a channel, then reads them back through another.
     private func roundTrip(_ count: Int, highWater: Int? = nil, type: DispatchIO.StreamType) {
         let file = TestFile(count: 0)

@@ -5,8 +5,7 @@ import Testing
 
 /// The bounds DispatchIO keeps: buffer budget (backpressure), request records,
 /// queue depth. Each runs in a child process with its own configuration.
-@Suite(.enabled(if: RingAvailability.works, "io_uring is refused here"))
-struct IOBoundsTests {
+@Suite struct IOBoundsTests {
     @Test func aSlowHandlerStopsReadsInsteadOfGrowingMemory() async {
         await #expect(processExitsWith: .success) { IOBoundsScenarios.backpressure() }
     }
@@ -114,8 +113,7 @@ enum IOBoundsScenarios {
 
 /// Faults on DispatchIO's requests (debug builds inject them on the manager thread;
 /// in a child process, so that no other test's request takes them).
-@Suite(.enabled(if: RingAvailability.works, "io_uring is refused here"))
-struct IOFaultTests {
+@Suite struct IOFaultTests {
     @Test func transientErrorsAreRetriedAndNoByteIsLost() async {
         await #expect(processExitsWith: .success) { IOBoundsScenarios.transientFaults() }
     }

@@ -7,8 +7,7 @@ import Testing
 /// hands back the unwritten data, instead of SIGPIPE ending the process from the
 /// manager thread that issued it; the program's own writes keep the program's
 /// SIGPIPE disposition. In child processes: the failure mode is a dead process.
-@Suite(.enabled(if: RingAvailability.works, "io_uring is refused here"))
-struct IOPipeSignalTests {
+@Suite struct IOPipeSignalTests {
     @Test func aWriteToAPipeWithoutReaderFailsWithEPIPE() async {
         await #expect(processExitsWith: .success) { IOPipeSignalScenarios.brokenPipeWrites() }
     }

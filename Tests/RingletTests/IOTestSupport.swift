@@ -20,7 +20,7 @@ struct TestFile {
         var template = Array("/tmp/ringlet-io-XXXXXX".utf8CString)
         let fd = template.withUnsafeMutableBufferPointer { mkstemp($0.baseAddress!) }
         precondition(fd >= 0, "mkstemp failed: \(errno)")
-        path = String(cString: template)
+        path = String(decoding: template.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
         var written = 0
         let block = 1 << 20
         while written < count {

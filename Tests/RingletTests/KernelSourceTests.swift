@@ -16,7 +16,7 @@ private func installCountingHandler(_ signo: Int32) {
 }
 
 /// Signal, process and file-system sources.
-@Suite(.serialized, .enabled(if: RingAvailability.works, "io_uring is refused here"))
+@Suite(.serialized)
 struct KernelSourceTests {
     static let sigusr1: Int32 = 10
     static let sigusr2: Int32 = 12

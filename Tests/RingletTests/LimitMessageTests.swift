@@ -26,8 +26,7 @@ import Testing
 
     /// A process source made when the open-files limit is spent says so, with the
     /// limit's value, instead of asking for Linux 5.3.
-    @Test(.enabled(if: RingAvailability.works, "io_uring is refused here"))
-    func aPidfdRefusedForTheOpenFilesLimitNamesIt() async {
+    @Test func aPidfdRefusedForTheOpenFilesLimitNamesIt() async {
         let result = await #expect(processExitsWith: .success, observing: [\.standardErrorContent]) {
             startRuntime(RuntimeConfiguration(cores: 2))
             let child = rl_process_spawn_exit(0, 5_000_000_000)

@@ -4,7 +4,7 @@ import Synchronization
 import Testing
 @testable import Ringlet
 
-@Suite(.serialized, .enabled(if: RingAvailability.works, "io_uring is refused here"))
+@Suite(.serialized)
 struct ManagerRegressionTests {
     /// `asyncAfter` takes its work node when it is called, so the manager only pushes
     /// it when the timer fires and never waits for the pool: timers keep firing while

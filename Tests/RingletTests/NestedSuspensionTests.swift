@@ -27,8 +27,7 @@ import Testing
 
     /// A timer source on a serial queue whose handler suspends that queue: no second
     /// event runs while it is suspended, though the timer keeps firing (merged).
-    @Test(.enabled(if: RingAvailability.works, "io_uring is refused here"))
-    func aSourceHandlerSuspendingItsTargetStopsTheSource() {
+    @Test func aSourceHandlerSuspendingItsTargetStopsTheSource() {
         let target = DispatchQueue(label: "test.nested.timer-target")
         let timer = DispatchSource.makeTimerSource(queue: target)
         let handled = AtomicCounter()

@@ -9,8 +9,7 @@ import Glibc
 import Testing
 @testable import Ringlet
 
-@Suite(.enabled(if: RingAvailability.works, "io_uring is refused here"))
-struct PoolExhaustionTests {
+@Suite struct PoolExhaustionTests {
     /// 8192 nodes, all but 300 held by asyncAfter items an hour away; a burst of 2000
     /// items needs the pool to refill many times from those 300.
     @Test func aSubmitterIsWokenBelowTheThresholdWhenTheDrainersGoIdle() async {

@@ -2,8 +2,10 @@ import CRinglet
 import Testing
 @testable import Ringlet
 
-/// Whether this machine lets us create a ring; integration tests skip (with this
-/// reason) when it does not, e.g. in a container whose seccomp profile forbids it.
+/// Whether this machine lets us create an io_uring. Only the tests of io_uring itself
+/// skip (with this reason) when it does not, e.g. in a container whose seccomp profile
+/// forbids it: the runtime, and every other suite, runs there on the epoll backend
+/// (Architecture, "The epoll backend"), as under RINGLET_BACKEND=epoll.
 enum RingAvailability {
     static let refusal: RingUnavailable? = {
         do throws(RingUnavailable) {
@@ -14,28 +16,43 @@ enum RingAvailability {
         }
     }()
     static var works: Bool { refusal == nil }
+
+    /// The backends a `Ring` can be made with here: epoll always, io_uring when allowed.
+    static var backends: [KernelBackend] { works ? [.ioUring, .epoll] : [.epoll] }
 }
 
-/// The io_uring at the syscall boundary, on a real ring.
-@Suite(.serialized, .enabled(if: RingAvailability.works, "io_uring is refused here"))
+/// A ring of either backend, for the tests that hold for both.
+func makeRing(_ backend: KernelBackend) throws -> Ring {
+    switch backend {
+    case .ioUring: return try Ring(submissionEntries: 8, completionEntries: 32)
+    case .epoll: return try Ring(epollWithHelperThreads: 1)
+    }
+}
+
+/// Every completion waiting on `ring`.
+func drain(_ ring: Ring) -> [Ring.Completion] {
+    var completions: [Ring.Completion] = []
+    while let completion = ring.nextCompletion() { completions.append(completion) }
+    return completions
+}
+
+/// The manager's ring at the syscall boundary, on a real kernel: io_uring and its epoll
+/// emulation answer the same requests with the same completions.
+@Suite(.serialized)
 struct RingTests {
     private let ms: UInt64 = 1_000_000
 
-    private func drain(_ ring: Ring) -> [Ring.Completion] {
-        var completions: [Ring.Completion] = []
-        while let completion = ring.nextCompletion() { completions.append(completion) }
-        return completions
-    }
-
-    @Test func createsARingWithTheBestSetupFlagsTheKernelTakes() throws {
+    @Test(.enabled(if: RingAvailability.works, "io_uring is refused here"))
+    func createsARingWithTheBestSetupFlagsTheKernelTakes() throws {
         let ring = try Ring(submissionEntries: 16, completionEntries: 16)
         // Linux 6.1+ takes SINGLE_ISSUER|DEFER_TASKRUN; older kernels fall back.
         #expect(["SINGLE_ISSUER|DEFER_TASKRUN", "COOP_TASKRUN", "no setup flags"].contains(ring.setupDescription))
         #expect(ring.droppedCompletions == 0)
     }
 
-    @Test func anAbsoluteTimeoutCompletesAtItsDeadlineNotBefore() throws {
-        let ring = try Ring(submissionEntries: 8, completionEntries: 32)
+    @Test(arguments: RingAvailability.backends)
+    func anAbsoluteTimeoutCompletesAtItsDeadlineNotBefore(_ backend: KernelBackend) throws {
+        let ring = try makeRing(backend)
         let deadline = MonotonicClock.nanoseconds + 20 * ms
         try ring.prepareTimeout(deadline: deadline, userData: 7)
         _ = try ring.submitAndWait(waitFor: 1)
@@ -45,8 +62,9 @@ struct RingTests {
         #expect(woke >= deadline)
     }
 
-    @Test func aRemovedTimeoutIsCancelled() throws {
-        let ring = try Ring(submissionEntries: 8, completionEntries: 32)
+    @Test(arguments: RingAvailability.backends)
+    func aRemovedTimeoutIsCancelled(_ backend: KernelBackend) throws {
+        let ring = try makeRing(backend)
         try ring.prepareTimeout(deadline: MonotonicClock.nanoseconds + 60_000 * ms, userData: 1)
         _ = try ring.submitAndWait(waitFor: 0)
         try ring.prepareTimeoutRemove(target: 1, userData: 2)
@@ -56,8 +74,9 @@ struct RingTests {
         #expect(byData[2] == 0)
     }
 
-    @Test func anEventfdReadCompletesWhenAnotherThreadSignals() throws {
-        let ring = try Ring(submissionEntries: 8, completionEntries: 32)
+    @Test(arguments: RingAvailability.backends)
+    func anEventfdReadCompletesWhenAnotherThreadSignals(_ backend: KernelBackend) throws {
+        let ring = try makeRing(backend)
         let eventfd = try EventFD()
         defer { eventfd.close() }
         let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: 8, alignment: 8)
@@ -71,8 +90,9 @@ struct RingTests {
         #expect(buffer.load(as: UInt64.self) == 1)
     }
 
-    @Test func anInterruptedSubmitIsRetried() throws {
-        let ring = try Ring(submissionEntries: 8, completionEntries: 32)
+    @Test(arguments: RingAvailability.backends)
+    func anInterruptedSubmitIsRetried(_ backend: KernelBackend) throws {
+        let ring = try makeRing(backend)
         try ring.prepareTimeout(deadline: MonotonicClock.nanoseconds + 1 * ms, userData: 9)
         SyscallFaults.inject(.ringSubmit, .interrupted, count: 3)
         defer { SyscallFaults.reset() }
@@ -80,8 +100,9 @@ struct RingTests {
         #expect(drain(ring).map(\.userData) == [9])
     }
 
-    @Test func aBusyRingIsReportedToTheOwner() throws {
-        let ring = try Ring(submissionEntries: 8, completionEntries: 32)
+    @Test(arguments: RingAvailability.backends)
+    func aBusyRingIsReportedToTheOwner(_ backend: KernelBackend) throws {
+        let ring = try makeRing(backend)
         SyscallFaults.inject(.ringSubmit, .tryAgain)
         defer { SyscallFaults.reset() }
         #expect(throws: Errno.tryAgain) { _ = try ring.submitAndWait(waitFor: 1) }
@@ -126,7 +147,8 @@ struct RingTests {
         #expect(text.contains("Linux 5.10"))
     }
 
-    @Test func theManagersRingHasEveryOpcodeItNeeds() throws {
+    @Test(.enabled(if: RingAvailability.works, "io_uring is refused here"))
+    func theManagersRingHasEveryOpcodeItNeeds() throws {
         // On this kernel the probe finds them all (a kernel without one refuses at start).
         _ = try Ring(submissionEntries: 8, completionEntries: 32)
     }

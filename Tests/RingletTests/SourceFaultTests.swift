@@ -5,7 +5,7 @@ import Testing
 /// Faults at the manager's syscall boundary (debug builds inject them on the manager
 /// thread): each is retried or reported, and no timer fire or source event is lost
 /// or doubled. Serialized: the faults hit whichever request the manager makes next.
-@Suite(.serialized, .enabled(if: RingAvailability.works, "io_uring is refused here"))
+@Suite(.serialized)
 struct SourceFaultTests {
     private var managerThread: Int32 { RuntimeParts.shared.manager.takeUnretainedValue().threadID }
 

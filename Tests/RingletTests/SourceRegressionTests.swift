@@ -6,8 +6,7 @@ import Testing
 @testable import Ringlet
 
 /// Regressions found reviewing dispatch sources: each test failed before its fix.
-@Suite(.enabled(if: RingAvailability.works, "io_uring is refused here"))
-struct SourceRegressionTests {
+@Suite struct SourceRegressionTests {
     /// GCD delivers data merged into an inactive source once it is activated; it used
     /// to wait for the next merge (the merge found no delivery node and only stored).
     @Test func dataMergedBeforeActivationIsDeliveredOnActivation() {

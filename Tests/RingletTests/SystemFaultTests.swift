@@ -46,6 +46,30 @@ private func outcome<T>(_ body: () throws(Errno) -> T) -> WrapperOutcome {
 /// A descriptor every row may use: this process's stdin, opened on /dev/null.
 private func devNull() -> Int32 { Glibc.open("/dev/null", O_RDONLY | O_CLOEXEC) }
 
+/// An epoll set and an eventfd to put in it (made by calls other than the row's),
+/// closed after `body`.
+private func withEpollSet(_ body: (Int32, Int32) -> WrapperOutcome) -> WrapperOutcome {
+    guard let epfd = try? EpollCalls.create(), let wake = try? EventFD() else { return .threw(.badFile) }
+    defer { close(epfd); wake.close() }
+    return body(epfd, wake.fd)
+}
+
+/// One look at the set, without waiting.
+private func waitOnce(_ epfd: Int32) throws(Errno) {
+    let data = UnsafeMutablePointer<UInt64>.allocate(capacity: 64)
+    let events = UnsafeMutablePointer<UInt32>.allocate(capacity: 64)
+    defer { data.deallocate(); events.deallocate() }
+    _ = try EpollCalls.wait(epfd, data: data, events: events, timeoutMilliseconds: 0)
+}
+
+/// /dev/null opened for reading and writing, and a buffer, for a transfer.
+private func transferOnDevNull(_ body: (Int32, UnsafeMutableRawPointer) -> WrapperOutcome) -> WrapperOutcome {
+    let fd = Glibc.open("/dev/null", O_RDWR | O_CLOEXEC)
+    let buffer = UnsafeMutableRawPointer.allocate(byteCount: 8, alignment: 8)
+    defer { close(fd); buffer.deallocate() }
+    return body(fd, buffer)
+}
+
 @Suite(.serialized) struct SystemFaultTests {
     static let rows: [WrapperFault] = [
         WrapperFault(call: .open, errno: .interrupted, outcome: .succeeded) {
@@ -123,6 +147,54 @@ private func devNull() -> Int32 { Glibc.open("/dev/null", O_RDONLY | O_CLOEXEC) 
             Memory.free(memory)
             return .succeeded
         },
+        // The epoll backend's calls (EpollCalls).
+        WrapperFault(call: .epollCreate, errno: .tooManyOpenFiles, outcome: .threw(.tooManyOpenFiles)) {
+            outcome { () throws(Errno) in Descriptors.close(try EpollCalls.create()) }
+        },
+        WrapperFault(call: .epollControl, errno: .noSpace, outcome: .threw(.noSpace)) {
+            withEpollSet { epfd, eventfd in
+                outcome { () throws(Errno) in
+                    try EpollCalls.control(epfd, .add, fd: eventfd, events: Descriptors.readable, data: 1)
+                }
+            }
+        },
+        WrapperFault(call: .epollWait, errno: .interrupted, outcome: .succeeded) {
+            withEpollSet { epfd, _ in outcome { () throws(Errno) in try waitOnce(epfd) } }
+        },
+        WrapperFault(call: .epollWait, errno: .noMemory, outcome: .threw(.noMemory)) {
+            withEpollSet { epfd, _ in outcome { () throws(Errno) in try waitOnce(epfd) } }
+        },
+        WrapperFault(call: .timeoutTimer, errno: .tooManyOpenFiles, outcome: .threw(.tooManyOpenFiles)) {
+            outcome { () throws(Errno) in Descriptors.close(try EpollCalls.makeTimeoutTimer()) }
+        },
+        WrapperFault(call: .transferNow, errno: .interrupted, outcome: .succeeded) {
+            transferOnDevNull { fd, buffer in
+                outcome { () throws(Errno) in
+                    try EpollCalls.transferNow(write: false, fd: fd, buffer: buffer, length: 8, offset: nil)
+                }
+            }
+        },
+        WrapperFault(call: .transferNow, errno: .tryAgain, outcome: .threw(.tryAgain)) {
+            transferOnDevNull { fd, buffer in
+                outcome { () throws(Errno) in
+                    try EpollCalls.transferNow(write: false, fd: fd, buffer: buffer, length: 8, offset: nil)
+                }
+            }
+        },
+        WrapperFault(call: .transferBlocking, errno: .interrupted, outcome: .succeeded) {
+            transferOnDevNull { fd, buffer in
+                outcome { () throws(Errno) in
+                    try EpollCalls.transferBlocking(write: true, fd: fd, buffer: buffer, length: 8, offset: nil)
+                }
+            }
+        },
+        WrapperFault(call: .transferBlocking, errno: .ioError, outcome: .threw(.ioError)) {
+            transferOnDevNull { fd, buffer in
+                outcome { () throws(Errno) in
+                    try EpollCalls.transferBlocking(write: false, fd: fd, buffer: buffer, length: 8, offset: 0)
+                }
+            }
+        },
     ]
 
     /// The fault hits this thread's next call of the wrapper only.
@@ -142,14 +214,20 @@ private func devNull() -> Int32 { Glibc.open("/dev/null", O_RDONLY | O_CLOEXEC) 
         #expect(Descriptors.identity(fd) != nil)
         #expect(outcome { () throws(Errno) in try Descriptors.readyEvents(fd, Descriptors.readable) } == .succeeded)
         #expect(outcome { () throws(Errno) in try KernelWatches.fileChanges(of: fd) }.description == "succeeded")
+        #expect(withEpollSet { epfd, eventfd in
+            outcome { () throws(Errno) in
+                try EpollCalls.control(epfd, .add, fd: eventfd, events: Descriptors.readable, data: 1)
+                try waitOnce(epfd)
+            }
+        } == .succeeded)
+        #expect(outcome { () throws(Errno) in Descriptors.close(try EpollCalls.makeTimeoutTimer()) } == .succeeded)
     }
 }
 
 /// The runtime's answer to each refusal on the manager thread: a warning that names
 /// what failed and what it means, and the rest of the runtime goes on. In child
 /// processes: the faults hit the manager's next call, which other tests share.
-@Suite(.enabled(if: RingAvailability.works, "io_uring is refused here"))
-struct RuntimeFaultReportTests {
+@Suite struct RuntimeFaultReportTests {
     @Test func aRefusedPidfdLeavesAWarningAndTheRuntimeGoesOn() async {
         let result = await #expect(processExitsWith: .success, observing: [\.standardErrorContent]) {
             RuntimeFaultScenarios.refusedManagerCall(.pidfdOpen, .tooManyOpenFiles) { queue in

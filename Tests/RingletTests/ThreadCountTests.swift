@@ -34,8 +34,12 @@ import Testing
 }
 
 enum ThreadCountScenarios {
-    /// Threads the runtime itself adds on start: the pool and the manager thread.
-    static func runtimeThreads(_ configuration: RuntimeConfiguration) -> Int { configuration.poolThreads + 1 }
+    /// Threads the runtime itself adds on start: the pool and the manager thread, and
+    /// on the epoll backend its I/O helper threads (call it once the runtime runs).
+    static func runtimeThreads(_ configuration: RuntimeConfiguration) -> Int {
+        let helpers = Runtime.current.backend.backend == .epoll ? ManagerThread.epollHelperThreads : 0
+        return configuration.poolThreads + 1 + helpers
+    }
 
     static func threadCount() -> Int { ThreadControl.processThreadCount ?? -1 }
 

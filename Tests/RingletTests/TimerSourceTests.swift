@@ -3,8 +3,7 @@ import Testing
 @testable import Ringlet
 
 /// Timer sources on the manager thread's ring.
-@Suite(.enabled(if: RingAvailability.works, "io_uring is refused here"))
-struct TimerSourceTests {
+@Suite struct TimerSourceTests {
     @Test func oneShotFiresOnceNeverEarly() {
         let queue = DispatchQueue(label: "test.timer.once")
         let timer = DispatchSource.makeTimerSource(queue: queue)

@@ -2,8 +2,7 @@ import Testing
 @testable import Ringlet
 
 /// User-data sources: merged on the posting thread, no manager hop.
-@Suite(.enabled(if: RingAvailability.works, "io_uring is refused here"))
-struct UserDataSourceTests {
+@Suite struct UserDataSourceTests {
     @Test func addSumsEverythingPosted() {
         let queue = DispatchQueue(label: "test.data.add")
         let source = DispatchSource.makeUserDataAddSource(queue: queue)

@@ -226,6 +226,42 @@ int rl_eventfd_drain(int fd);
 /// Closes a file descriptor.
 void rl_close(int fd);
 
+// MARK: The epoll backend (ringlet_epoll.c)
+
+/// epoll_ctl(2) operations for rl_epoll_control.
+#define RL_EPOLL_ADD 1
+#define RL_EPOLL_MODIFY 2
+#define RL_EPOLL_DELETE 3
+/// EPOLLET: report an fd when it becomes ready (a wake-up), not while it stays ready.
+#define RL_EPOLL_EDGE (1U << 31)
+/// epoll_create1(EPOLL_CLOEXEC): the epoll fd or -errno.
+int rl_epoll_create(void);
+/// epoll_ctl(2) of `fd` in `epfd` for `events` (RL_POLL* bits, RL_EPOLL_EDGE) with
+/// `data` handed back by rl_epoll_wait. 0 or -errno (-EPERM: `fd` cannot be polled,
+/// as a regular file; -EEXIST, -ENOENT, -EBADF, -ENOMEM, -ENOSPC).
+int rl_epoll_control(int epfd, int op, int fd, unsigned int events, unsigned long long data);
+/// epoll_wait(2) for at most `capacity` (≤ 64) ready fds, `timeout_ms` < 0: no limit.
+/// Fills `data` and `events` per fd; returns their count, or -errno (-EINTR).
+int rl_epoll_wait(int epfd, unsigned long long *data, unsigned int *events, int capacity, int timeout_ms);
+/// timerfd_create(CLOCK_MONOTONIC, TFD_NONBLOCK | TFD_CLOEXEC): its fd or -errno.
+int rl_timerfd_create_monotonic(void);
+/// Arms the timerfd to expire at `deadline_ns` on CLOCK_MONOTONIC (absolute; 0 or a
+/// deadline in the past expires at once). 0 or -errno.
+int rl_timerfd_set_absolute(int fd, unsigned long long deadline_ns);
+/// Disarms the timerfd. 0 or -errno.
+int rl_timerfd_disarm(int fd);
+/// A read (is_write == 0) or write of `length` bytes at `offset` (-1: the file
+/// position) that never blocks: preadv2/pwritev2 with RWF_NOWAIT, EINTR retried.
+/// The bytes moved, or -errno: -EAGAIN (not ready, or not in the page cache),
+/// -EOPNOTSUPP (the file does not support RWF_NOWAIT: use rl_fd_transfer_blocking
+/// on a thread that may block), or the transfer's own error.
+long long rl_fd_transfer_nowait(int is_write, int fd, void *buffer, unsigned long long length, long long offset);
+/// The same transfer, blocking (read/write at the position when `offset` < 0, else
+/// pread/pwrite), EINTR retried: for the epoll backend's I/O helper threads only.
+long long rl_fd_transfer_blocking(int is_write, int fd, void *buffer, unsigned long long length, long long offset);
+/// ioprio_set(2) of the calling thread (class << 13 | level; 0: none). 0 or -errno.
+int rl_thread_set_io_priority(unsigned short ioprio);
+
 // MARK: Sources (ringlet_source.c)
 
 /// poll(2) event bits, as the kernel defines them.

@@ -34,6 +34,10 @@ int rl_signal_send_thread(int tid, int signo);
 /// Blocks (block != 0) or unblocks `signo` in the calling thread. 0 or -errno.
 int rl_signal_block_in_thread(int signo, int block);
 
+/// Opens a pseudo-terminal pair (posix_openpt(3), close-on-exec): a character device
+/// that, unlike a pipe, cannot promise RWF_NOWAIT. 0 or -errno.
+int rl_pty_open(int *master, int *slave);
+
 /// Sleeps for `ns` nanoseconds (nanosleep(2), resumed after EINTR): blocking the
 /// thread in the kernel, which the runtime cannot see.
 void rl_sleep_ns(long long ns);

@@ -1,7 +1,10 @@
 import Synchronization
 
-/// The manager thread: the one owner of the io_uring and of the timer structure
+/// The manager thread: the one owner of the ring and of the timer structure
 /// (Architecture: "One manager thread owns the io_uring", "Energy-efficient timers").
+/// The ring is an io_uring, or its epoll emulation where io_uring is refused
+/// (ManagerThread+Backend.swift; Architecture, "The epoll backend"): this code is the
+/// same on both.
 ///
 /// Other threads never touch the ring. They push a request on a lock-free stack and
 /// wake the manager through an eventfd whose read stays armed on the ring — and skip
@@ -74,6 +77,12 @@ final class ManagerThread: @unchecked Sendable {
 
     let configuration: RuntimeConfiguration
     let leewayPolicy: TimerLeewayPolicy
+    /// The backend asked for (ManagerThread+Backend.swift).
+    private let backendRequest: BackendRequest
+    /// The backend the ring runs on and why, and its I/O helper threads: set by the
+    /// manager before `start` returns, read-only afterwards.
+    private(set) var backend: BackendSelection?
+    private(set) var helperThreads = 0
     /// DispatchIO's engine (IOEngine.swift), made on first use (see `io`); under `lock`.
     private var ioEngine: IOEngine?
     /// Completions tagged `.io`/`.ioPoll` go here: the engine's `completed`, installed
@@ -114,8 +123,9 @@ final class ManagerThread: @unchecked Sendable {
     private var wakeups = 0
     var armedTimers = 0
 
-    init(configuration: RuntimeConfiguration) {
+    init(configuration: RuntimeConfiguration, backendRequest: BackendRequest) {
         self.configuration = configuration
+        self.backendRequest = backendRequest
         leewayPolicy = configuration.leewayPolicy
     }
 
@@ -133,8 +143,8 @@ final class ManagerThread: @unchecked Sendable {
         }
     }
 
-    /// Starts the thread and waits until it owns a ring. Throws when io_uring or the
-    /// eventfd is refused; the error names the cause and the fix.
+    /// Starts the thread and waits until it owns a ring. Throws when no backend can be
+    /// set up or the eventfd is refused; the error names the cause and the fix.
     func start() throws(RuntimeError) {
         let started = FutexEvent()
         let outcome = StartOutcome()
@@ -175,12 +185,10 @@ final class ManagerThread: @unchecked Sendable {
         threadID = ThreadControl.threadID
         ThreadContext.install(ThreadContext(worker: nil))
         do throws(RuntimeError) {
-            let entries = UInt32(configuration.ringEntries)
-            do throws(RingUnavailable) {
-                ring = try Ring(submissionEntries: entries, completionEntries: 4 * entries)
-            } catch {
-                throw RuntimeError.ioUringUnavailable(error)
-            }
+            let (opened, selection) = try openRing(backendRequest)
+            ring = opened
+            backend = selection
+            helperThreads = opened.helperThreads
             do throws(Errno) {
                 wakeFD = try EventFD()
                 SignalCalls.setWakeDescriptor(wakeFD.unsafelyUnwrapped.fd)

@@ -58,6 +58,7 @@ extension BoardProfileParser {
             case .qemuMachine: p.qemuMachine = text
             case .qemuCPU: p.qemuCPU = text
             case .qemuKernel: p.qemuKernel = text
+            case .backend: p.configuration.backend = RuntimeConfiguration.BackendChoice.named(text.utf8) ?? .auto
             default: p.qemuMemory = text
             }
             return
@@ -187,6 +188,9 @@ extension BoardProfileParser {
             if bytes.count >= 2 && bytes.count <= 8, let unit = bytes.last, unit == 77 || unit == 71,  // 'M' 'G'
                bytes.dropLast().allSatisfy(isDigit) { return }
             throw error(.wrongType, line, key.name, "expects a size for qemu's -m such as 512M or 2G (got '\(text)')")
+        case .backend:
+            if RuntimeConfiguration.BackendChoice.named(bytes) != nil { return }
+            throw error(.wrongType, line, key.name, "expects auto, io_uring or epoll (got '\(text)')")
         default:
             if bytes.allSatisfy({ $0 > 32 && $0 < 127 }) { return }
             throw error(.wrongType, line, key.name, "expects one word of printable ASCII, no spaces (got '\(text)')")

@@ -104,6 +104,7 @@ public struct BoardProfile: Sendable {
         case .ioRequests: return "\(c.ioRequests)"
         case .ioBufferBytes: return "\(c.ioBufferBytes)"
         case .sources: return "\(c.sources)"
+        case .backend: return c.backend.description
         }
     }
 

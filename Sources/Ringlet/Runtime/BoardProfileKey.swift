@@ -13,7 +13,7 @@ public enum BoardProfileKey: Int, CaseIterable, Sendable {
     case backgroundSchedIdle, deadlockGraceMilliseconds, coverCheckMilliseconds, drainBatch, spinMicroseconds
     case ringEntries
     case backgroundLeewayPercent, backgroundLeewayMaxMilliseconds, utilityLeewayPercent
-    case utilityLeewayMaxMilliseconds, ioQueueDepth, ioChunkBytes, ioRequests, ioBufferBytes, sources
+    case utilityLeewayMaxMilliseconds, ioQueueDepth, ioChunkBytes, ioRequests, ioBufferBytes, sources, backend
 
     /// What a key's value is written as.
     public enum Kind: Sendable {
@@ -64,12 +64,13 @@ public enum BoardProfileKey: Int, CaseIterable, Sendable {
         case .ioRequests: return "ioRequests"
         case .ioBufferBytes: return "ioBufferBytes"
         case .sources: return "sources"
+        case .backend: return "backend"
         }
     }
 
     public var kind: Kind {
         switch self {
-        case .board, .model, .minimumKernel, .crossTarget, .qemuMachine, .qemuCPU, .qemuMemory, .qemuKernel:
+        case .board, .model, .minimumKernel, .crossTarget, .qemuMachine, .qemuCPU, .qemuMemory, .qemuKernel, .backend:
             return .text
         case .coreCapacities: return .integerList
         case .backgroundSchedIdle: return .boolean

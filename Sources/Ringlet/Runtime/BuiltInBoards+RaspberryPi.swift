@@ -52,6 +52,9 @@ ioQueueDepth = 16
 ioChunkBytes = 131072
 ioRequests = 128
 ioBufferBytes = 4194304
+
+# Kernel backend: auto (io_uring, else epoll with one line saying why), io_uring or epoll
+backend = auto
 """#)
 
     static let raspberryPi3BPlus = BuiltInBoard(name: "raspberry-pi-3b-plus", text: #"""
@@ -104,6 +107,9 @@ ioQueueDepth = 32
 ioChunkBytes = 262144
 ioRequests = 256
 ioBufferBytes = 8388608
+
+# Kernel backend: auto (io_uring, else epoll with one line saying why), io_uring or epoll
+backend = auto
 """#)
 
     static let raspberryPi4 = BuiltInBoard(name: "raspberry-pi-4", text: #"""
@@ -157,6 +163,9 @@ ioQueueDepth = 32
 ioChunkBytes = 262144
 ioRequests = 256
 ioBufferBytes = 16777216
+
+# Kernel backend: auto (io_uring, else epoll with one line saying why), io_uring or epoll
+backend = auto
 """#)
 
     static let raspberryPi5 = BuiltInBoard(name: "raspberry-pi-5", text: #"""
@@ -210,5 +219,8 @@ ioQueueDepth = 32
 ioChunkBytes = 262144
 ioRequests = 256
 ioBufferBytes = 33554432
+
+# Kernel backend: auto (io_uring, else epoll with one line saying why), io_uring or epoll
+backend = auto
 """#)
 }

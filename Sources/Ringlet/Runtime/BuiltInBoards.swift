@@ -67,6 +67,9 @@ ioQueueDepth = 32
 ioChunkBytes = 262144
 ioRequests = 512
 ioBufferBytes = 33554432
+
+# Kernel backend: auto (io_uring, else epoll with one line saying why), io_uring or epoll
+backend = auto
 """#)
 
     static let watchClass = BuiltInBoard(name: "watch-class", text: #"""
@@ -120,6 +123,9 @@ ioQueueDepth = 8
 ioChunkBytes = 65536
 ioRequests = 64
 ioBufferBytes = 1048576
+
+# Kernel backend: auto (io_uring, else epoll with one line saying why), io_uring or epoll
+backend = auto
 """#)
 
     static let x86_64Laptop = BuiltInBoard(name: "x86-64-laptop", text: #"""
@@ -172,6 +178,9 @@ ioQueueDepth = 64
 ioChunkBytes = 1048576
 ioRequests = 1024
 ioBufferBytes = 67108864
+
+# Kernel backend: auto (io_uring, else epoll with one line saying why), io_uring or epoll
+backend = auto
 """#)
 
     static let generic = BuiltInBoard(name: "generic", text: #"""
@@ -227,5 +236,8 @@ ioQueueDepth = 64
 ioChunkBytes = 262144
 ioRequests = 256
 ioBufferBytes = 16777216
+
+# Kernel backend: auto (io_uring, else epoll with one line saying why), io_uring or epoll
+backend = auto
 """#)
 }

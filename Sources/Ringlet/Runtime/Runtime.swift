@@ -17,24 +17,32 @@ public final class Runtime: @unchecked Sendable {
     /// a profile naming CPUs this machine lacks).
     public let placement: CorePlacement?
     let scheduler: Scheduler
-    /// The thread that owns the io_uring and the timers.
+    /// The thread that owns the ring (io_uring or epoll) and the timers.
     let manager: ManagerThread
     var pool: WorkNodePool { scheduler.pool }
 
-    private init(configuration: RuntimeConfiguration, profile: BoardProfile?) throws(RuntimeError) {
+    /// The kernel interface the manager runs on, and why: io_uring, or epoll when it
+    /// was asked for (the `backend` key, RINGLET_BACKEND) or io_uring was refused
+    /// (Architecture, "The epoll backend"). Fixed at start.
+    public var backend: BackendSelection { manager.backend.unsafelyUnwrapped }
+
+    private init(configuration: RuntimeConfiguration, profile: BoardProfile?,
+                 backend: BackendRequest) throws(RuntimeError) {
         self.configuration = configuration
         self.profile = profile
         placement = CorePlacement.forMachine(profile?.placement, board: profile?.board ?? "",
                                              onlineCPUs: ThreadControl.onlineCPUs)
         scheduler = try Scheduler(configuration: configuration, placement: placement)
-        manager = ManagerThread(configuration: configuration)
+        manager = ManagerThread(configuration: configuration, backendRequest: backend)
     }
 
     /// Starts the runtime with `configuration`. Call it before any queue is used;
     /// afterwards it throws `.alreadyStarted`. Throws `.invalidConfiguration` naming
     /// the key when a value is out of range, `.threadCreationFailed` when the system
     /// refuses a thread, `.ioUringUnavailable` (with cause and fix) when io_uring is
-    /// refused.
+    /// refused and the configuration's `backend` is `.ioUring` (with `.auto`, the
+    /// default, the runtime runs on epoll instead and says so on stderr),
+    /// `.epollUnavailable` when epoll cannot be set up either.
     @discardableResult
     public static func start(configuration: RuntimeConfiguration) throws(RuntimeError) -> Runtime {
         try configuration.validate()
@@ -63,7 +71,8 @@ public final class Runtime: @unchecked Sendable {
     fileprivate static func make(_ configuration: RuntimeConfiguration,
                                  profile: BoardProfile?) throws(RuntimeError) -> Runtime {
         ForkGuard.install()
-        let runtime = try Runtime(configuration: configuration, profile: profile)
+        let request = try BackendRequest.resolve(configuration)
+        let runtime = try Runtime(configuration: configuration, profile: profile, backend: request)
         do throws(RuntimeError) {
             try runtime.manager.start()
         } catch {
@@ -85,13 +94,14 @@ public final class Runtime: @unchecked Sendable {
     /// locks briefly; fine to call once a second, not per item.
     public static var statistics: RuntimeStatistics { shared.statistics }
 
-    /// The runtime's threads are named ringlet-wN (workers), ringlet-rN (reserve)
-    /// and ringlet-m (the manager).
+    /// The runtime's threads are named ringlet-wN (workers), ringlet-rN (reserve),
+    /// ringlet-m (the manager) and ringlet-ioN (the epoll backend's I/O helpers).
     private var poolContextSwitches: Int {
         guard let workers = ThreadControl.contextSwitches(threadsNamed: "ringlet-w"),
               let reserve = ThreadControl.contextSwitches(threadsNamed: "ringlet-r"),
-              let manager = ThreadControl.contextSwitches(threadsNamed: "ringlet-m") else { return -1 }
-        return workers + reserve + manager
+              let manager = ThreadControl.contextSwitches(threadsNamed: "ringlet-m"),
+              let helpers = ThreadControl.contextSwitches(threadsNamed: "ringlet-io") else { return -1 }
+        return workers + reserve + manager + helpers
     }
 
     public var statistics: RuntimeStatistics {
@@ -100,6 +110,7 @@ public final class Runtime: @unchecked Sendable {
         let pending = QoSLevel.allLevels.map { totals.submitted[$0.rawValue] - totals.ran[$0.rawValue] }
         return RuntimeStatistics(
             workers: configuration.workers, reserve: configuration.reserve, managerThreads: 1,
+            ioThreads: manager.helperThreads, backend: backend.backend,
             timersArmed: manager.counters.armedTimers, managerWakeups: manager.counters.wakeups,
             reserveInUse: snapshot.activeReserve, blockedThreads: snapshot.blocked,
             parkedThreads: snapshot.parked,

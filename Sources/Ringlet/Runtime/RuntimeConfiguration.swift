@@ -83,6 +83,11 @@ public struct RuntimeConfiguration: Sendable, Equatable {
     /// leak of uncancelled sources shows at once, not as memory growth.
     public var sources: Int
 
+    /// The kernel interface the manager runs on (`backend`: `auto`, `io_uring` or
+    /// `epoll`; default `.auto`: io_uring, else epoll with one line on stderr saying
+    /// why). RINGLET_BACKEND overrides it. See `KernelBackend` and `Runtime.backend`.
+    public var backend: BackendChoice
+
     public init(cores: Int, workersPerCore: Int = 2, reservePerCore: Int = 1,
                 lowQoSWorkers: Int? = nil, workNodes: Int = 131_072,
                 workerStackBytes: Int = 512 * 1024, utilityNice: Int = 5,
@@ -92,7 +97,7 @@ public struct RuntimeConfiguration: Sendable, Equatable {
                 backgroundLeewayPercent: Int = 10, backgroundLeewayMaxMilliseconds: Int = 1000,
                 utilityLeewayPercent: Int = 5, utilityLeewayMaxMilliseconds: Int = 250,
                 ioQueueDepth: Int = 64, ioChunkBytes: Int = 256 * 1024, ioRequests: Int = 256,
-                ioBufferBytes: Int = 16 << 20, sources: Int = 16_384) {
+                ioBufferBytes: Int = 16 << 20, sources: Int = 16_384, backend: BackendChoice = .auto) {
         self.cores = cores
         self.workersPerCore = workersPerCore
         self.reservePerCore = reservePerCore
@@ -115,6 +120,7 @@ public struct RuntimeConfiguration: Sendable, Equatable {
         self.ioRequests = ioRequests
         self.ioBufferBytes = ioBufferBytes
         self.sources = sources
+        self.backend = backend
     }
 
     /// The timer leeway policy these keys describe.
@@ -209,8 +215,12 @@ public enum RuntimeError: Error, CustomStringConvertible {
     /// `refusal`, filled in by `Runtime.start`, tells which limit refused it and the
     /// keys to change.
     case threadCreationFailed(created: Int, wanted: Int, errno: Errno, refusal: ThreadRefusal? = nil)
-    /// The manager could not create its io_uring (the payload names cause and fix).
+    /// The manager could not create its io_uring (the payload names cause and fix):
+    /// with `backend = io_uring` only; `auto` runs on epoll instead.
     case ioUringUnavailable(RingUnavailable)
+    /// The manager could not set up the epoll backend: `call` failed with `errno`.
+    /// `ioUringRefusal`: why io_uring was not used (nil: epoll was asked for).
+    case epollUnavailable(call: String, errno: Errno, ioUringRefusal: RingUnavailable?)
     /// The manager could not create its wake-up eventfd.
     case eventfdUnavailable(Errno)
     /// The system refused the memory of a pool sized by configuration key `key`
@@ -226,6 +236,15 @@ public enum RuntimeError: Error, CustomStringConvertible {
                 + "first use of a queue); call it first thing in main()"
         case .ioUringUnavailable(let refusal):
             return refusal.description
+        case .epollUnavailable(let call, let errno, let refusal):
+            var text = "the manager thread could not set up its epoll backend: \(call) failed with \(errno.name)"
+            if let advice = ProcessLimits.current().openFilesAdvice(for: errno) {
+                text += ": a descriptor is needed, and " + advice
+            } else if errno == .tryAgain {
+                text += ": the thread limit (RLIMIT_NPROC) or memory for stacks (RLIMIT_AS) refused a thread"
+            }
+            if let refusal { text += ". io_uring was not available either: " + refusal.description }
+            return text
         case .eventfdUnavailable(let errno):
             let advice = ProcessLimits.current().openFilesAdvice(for: errno).map { ": an eventfd is a descriptor, and " + $0 }
             return "the manager thread could not create its eventfd: \(errno.name)" + (advice ?? "")

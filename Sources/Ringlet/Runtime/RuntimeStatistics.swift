@@ -33,8 +33,13 @@ public struct RuntimeStatistics: Sendable {
     public let workers: Int
     /// Reserve workers created at start (never changes).
     public let reserve: Int
-    /// The manager thread (io_uring, timers): always 1.
+    /// The manager thread (io_uring or epoll, timers): always 1.
     public let managerThreads: Int
+    /// I/O helper threads created at start: those of the epoll backend (regular
+    /// files' blocking reads and writes), 0 on io_uring. Never changes.
+    public let ioThreads: Int
+    /// The kernel interface the manager runs on (`Runtime.backend` says why).
+    public let backend: KernelBackend
     /// Timers (`asyncAfter`) armed in the manager now.
     public let timersArmed: Int
     /// Times the manager woke (timer windows reached, requests from other threads).
@@ -64,7 +69,7 @@ public struct RuntimeStatistics: Sendable {
     public let workNodeExhaustionWaits: Int
     /// Threads of the whole process now (/proc/self/task), -1 when unreadable.
     public let processThreads: Int
-    /// Context switches of the runtime's threads (workers, reserve, manager) since
+    /// Context switches of the runtime's threads (workers, reserve, manager, I/O helpers) since
     /// they started — their wake-ups and preemptions — or -1 when /proc is
     /// unreadable. An idle runtime adds none.
     public let poolContextSwitches: Int
@@ -82,8 +87,8 @@ public struct RuntimeStatistics: Sendable {
     /// `spinMicroseconds` waiting for another push, rather than let go of the queue.
     public let drainSpins: Int
 
-    /// Every thread the runtime created: workers, reserve and the manager.
-    public var runtimeThreads: Int { workers + reserve + managerThreads }
+    /// Every thread the runtime created: workers, reserve, the manager and the I/O helpers.
+    public var runtimeThreads: Int { workers + reserve + managerThreads + ioThreads }
 
     /// Bytes the runtime reserved for its own records at start (nodes and stacks).
     public var reservedBytes: Int {

@@ -14,6 +14,7 @@ public struct Errno: Error, Equatable, Hashable, Sendable {
     public static let badFile = Errno(rawValue: 9)                   // EBADF
     public static let tryAgain = Errno(rawValue: 11)                 // EAGAIN
     public static let busy = Errno(rawValue: 16)                     // EBUSY
+    public static let fileExists = Errno(rawValue: 17)               // EEXIST
     public static let noMemory = Errno(rawValue: 12)                 // ENOMEM
     public static let permissionDenied = Errno(rawValue: 13)         // EACCES
     public static let badAddress = Errno(rawValue: 14)               // EFAULT
@@ -29,6 +30,7 @@ public struct Errno: Error, Equatable, Hashable, Sendable {
     public static let timeExpired = Errno(rawValue: 62)              // ETIME (io_uring timeouts)
     public static let notSupported = Errno(rawValue: 95)             // EOPNOTSUPP / ENOTSUP
     public static let timedOut = Errno(rawValue: 110)                // ETIMEDOUT
+    public static let alreadyInProgress = Errno(rawValue: 114)       // EALREADY
     public static let cancelled = Errno(rawValue: 125)               // ECANCELED
 
     /// The symbolic name (`"EPERM"`, `"EMFILE"`), or `"errno N"` for a value Linux

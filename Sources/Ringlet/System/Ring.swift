@@ -1,8 +1,15 @@
 import CRinglet
 
-/// An io_uring, the Swift side of `rl_ring_*`: created by the thread that will own
-/// it and used by that thread only (the manager thread: Architecture, "One manager thread").
-/// Submission helpers queue entries; `submitAndWait` hands them to the kernel.
+/// The manager's kernel queue, created by the thread that will own it and used by that
+/// thread only (the manager: Architecture, "One manager thread owns the io_uring").
+/// Submission helpers queue requests; `submitAndWait` hands them to the kernel; each
+/// request ends in a `Completion` carrying its user data.
+///
+/// Two backends behind one type (Architecture, "The epoll backend"): an io_uring
+/// (`rl_ring_*`), or, where the kernel or a container refuses io_uring, `EpollQueue`,
+/// which carries out the same requests with epoll, a timerfd, RWF_NOWAIT reads and
+/// writes and I/O helper threads, and answers them with the same completions. The
+/// manager, its timers and sources and DispatchIO's engine never know which runs.
 final class Ring {
     /// A completion: the `userData` of the request and its result (>= 0, or -errno).
     struct Completion: Equatable {
@@ -14,15 +21,18 @@ final class Ring {
         var hasMore: Bool { flags & RL_CQE_F_MORE != 0 }
     }
 
-    private let handle: OpaquePointer
+    /// The io_uring (nil on the epoll backend).
+    private let handle: OpaquePointer?
+    /// The epoll backend (nil on io_uring).
+    private let epoll: EpollQueue?
     /// Completions made up by injected faults (debug builds), handed out first.
     private var synthetic: [Completion] = []
-    /// The setup flags the kernel accepted (`RL_RING_*`).
+    /// The setup flags the kernel accepted (`RL_RING_*`; 0 on epoll).
     let setupFlags: UInt32
-    /// IORING_FEAT_* bits reported by io_uring_setup(2).
+    /// IORING_FEAT_* bits reported by io_uring_setup(2) (0 on epoll).
     let features: UInt32
 
-    /// Creates a ring; the completion queue is at least 4× the submission queue.
+    /// Creates an io_uring; the completion queue is at least 4× the submission queue.
     /// Throws `RingUnavailable`, which names the cause and the fix.
     init(submissionEntries: UInt32, completionEntries: UInt32) throws(RingUnavailable) {
         if let injected = SyscallFaults.take(.ringSetup) {
@@ -39,14 +49,33 @@ final class Ring {
                                   missingOpcode: String(cString: missing))
         }
         handle = ring
+        epoll = nil
         setupFlags = flags
         self.features = features
     }
 
-    deinit { rl_ring_destroy(handle) }
+    /// Creates the epoll backend with `helperThreads` I/O helper threads. Throws the
+    /// call that failed and its errno.
+    init(epollWithHelperThreads helperThreads: Int) throws(EpollSetupError) {
+        handle = nil
+        epoll = try EpollQueue(helperThreads: helperThreads)
+        setupFlags = 0
+        features = 0
+    }
+
+    deinit {
+        if let handle { rl_ring_destroy(handle) }
+    }
+
+    /// Which backend this ring is.
+    var backend: KernelBackend { epoll == nil ? .ioUring : .epoll }
+
+    /// The epoll backend's I/O helper threads (0 on io_uring).
+    var helperThreads: Int { epoll?.helpers.count ?? 0 }
 
     /// Whether the kernel took SINGLE_ISSUER|DEFER_TASKRUN, COOP_TASKRUN, or neither.
     var setupDescription: String {
+        if epoll != nil { return "epoll" }
         if setupFlags & UInt32(RL_RING_DEFER_TASKRUN) != 0 { return "SINGLE_ISSUER|DEFER_TASKRUN" }
         if setupFlags & UInt32(RL_RING_COOP_TASKRUN) != 0 { return "COOP_TASKRUN" }
         return "no setup flags"
@@ -55,12 +84,14 @@ final class Ring {
     /// Queues a timeout completing at `deadline` (CLOCK_MONOTONIC nanoseconds).
     func prepareTimeout(deadline: UInt64, userData: UInt64) throws(Errno) {
         if try injected(userData) { return }
+        if let epoll { return epoll.queue(.timeout(deadline: deadline, userData: userData)) }
         let r = rl_ring_prep_timeout(handle, deadline, userData)
         if r < 0 { throw Errno(negated: r) }
     }
 
     /// Queues the removal of the timeout whose user data is `target`.
     func prepareTimeoutRemove(target: UInt64, userData: UInt64) throws(Errno) {
+        if let epoll { return epoll.queue(.timeoutRemove(target: target, userData: userData)) }
         let r = rl_ring_prep_timeout_remove(handle, target, userData)
         if r < 0 { throw Errno(negated: r) }
     }
@@ -68,6 +99,11 @@ final class Ring {
     /// Queues a read into `buffer`, which must stay valid until the completion.
     func prepareRead(fd: Int32, into buffer: UnsafeMutableRawBufferPointer, offset: UInt64,
                      userData: UInt64) throws(Errno) {
+        if let epoll {
+            return epoll.queue(.transfer(EpollQueue.Transfer(
+                userData: userData, write: false, fd: fd, buffer: buffer.baseAddress.unsafelyUnwrapped,
+                length: buffer.count, offset: Int64(bitPattern: offset), ioprio: 0)))
+        }
         let r = rl_ring_prep_read(handle, fd, buffer.baseAddress, UInt32(buffer.count), offset, userData)
         if r < 0 { throw Errno(negated: r) }
     }
@@ -78,6 +114,10 @@ final class Ring {
     func prepareTransfer(write: Bool, fd: Int32, buffer: UnsafeMutableRawPointer, length: Int, offset: Int64?,
                          ioprio: UInt16, userData: UInt64) throws(Errno) {
         if try injected(userData) { return }
+        if let epoll {
+            return epoll.queue(.transfer(EpollQueue.Transfer(userData: userData, write: write, fd: fd, buffer: buffer,
+                                                             length: length, offset: offset, ioprio: ioprio)))
+        }
         let at = offset.map { UInt64(bitPattern: $0) } ?? UInt64.max
         let r = rl_ring_prep_rw(handle, write ? 1 : 0, fd, buffer, UInt32(length), at, ioprio, userData)
         if r < 0 { throw Errno(negated: r) }
@@ -85,6 +125,7 @@ final class Ring {
 
     /// Queues the cancellation of the request whose user data is `target`.
     func prepareCancel(target: UInt64, userData: UInt64) throws(Errno) {
+        if let epoll { return epoll.queue(.cancel(target: target, userData: userData)) }
         let r = rl_ring_prep_cancel(handle, target, userData)
         if r < 0 { throw Errno(negated: r) }
     }
@@ -92,6 +133,9 @@ final class Ring {
     /// Queues a one-shot readiness poll (POLLIN) of `fd`: the completion comes when
     /// `fd` has data. Portable to 5.x kernels, unlike a read of a non-blocking fd.
     func preparePollIn(fd: Int32, userData: UInt64) throws(Errno) {
+        if let epoll {
+            return epoll.queue(.poll(fd: fd, events: Descriptors.readable, multishot: false, userData: userData))
+        }
         let r = rl_ring_prep_poll_in(handle, fd, userData)
         if r < 0 { throw Errno(negated: r) }
     }
@@ -100,12 +144,14 @@ final class Ring {
     /// `multishot` it stays armed and every completion but the last has IORING_CQE_F_MORE.
     func preparePoll(fd: Int32, events: UInt32, multishot: Bool, userData: UInt64) throws(Errno) {
         if try injected(userData) { return }
+        if let epoll { return epoll.queue(.poll(fd: fd, events: events, multishot: multishot, userData: userData)) }
         let r = rl_ring_prep_poll(handle, fd, events, multishot ? 1 : 0, userData)
         if r < 0 { throw Errno(negated: r) }
     }
 
     /// Queues the removal of the poll whose user data is `target`.
     func preparePollRemove(target: UInt64, userData: UInt64) throws(Errno) {
+        if let epoll { return epoll.queue(.pollRemove(target: target, userData: userData)) }
         let r = rl_ring_prep_poll_remove(handle, target, userData)
         if r < 0 { throw Errno(negated: r) }
     }
@@ -120,6 +166,8 @@ final class Ring {
             let r: Int32
             if let injected = SyscallFaults.take(.ringSubmit) {
                 r = -injected.rawValue
+            } else if let epoll {
+                return try epoll.submitAndWait(waitFor: count)
             } else {
                 r = rl_ring_submit_and_wait(handle, count)
             }
@@ -142,13 +190,14 @@ final class Ring {
     /// Takes the next completion, or nil when none is waiting.
     func nextCompletion() -> Completion? {
         if !synthetic.isEmpty { return synthetic.removeFirst() }
+        if let epoll { return epoll.nextCompletion() }
         var userData: UInt64 = 0, result: Int32 = 0, flags: UInt32 = 0
         guard rl_ring_next_completion(handle, &userData, &result, &flags) == 1 else { return nil }
         return Completion(userData: userData, result: result, flags: flags)
     }
 
     /// Completions the kernel had to drop (only on kernels without IORING_FEAT_NODROP).
-    var droppedCompletions: UInt32 { rl_ring_overflow_count(handle) }
+    var droppedCompletions: UInt32 { handle.map { rl_ring_overflow_count($0) } ?? 0 }
 }
 
 /// An eventfd other threads signal to wake the ring's owner (which keeps a read of

@@ -29,6 +29,50 @@ public struct RingUnavailable: Error, CustomStringConvertible {
         return value < 0 ? nil : Int(value)
     }
 
+    /// The cause in one clause, for the line the runtime prints when it runs on epoll
+    /// instead ("io_uring_setup failed with EPERM: a seccomp filter forbids it").
+    public var cause: String {
+        if let missingOpcode { return "the kernel's io_uring lacks \(missingOpcode)" }
+        let failed = "io_uring_setup failed with \(errno.name)"
+        switch errno {
+        case .notImplemented:
+            return failed + ": this kernel has no io_uring"
+        case .notPermitted, .permissionDenied:
+            if ioUringDisabled == 2 { return failed + ": the sysctl kernel.io_uring_disabled is 2" }
+            if ioUringDisabled == 1 {
+                return failed + ": the sysctl kernel.io_uring_disabled is 1 and this user is not in kernel.io_uring_group"
+            }
+            return failed + ": a seccomp filter forbids it, as a container's default profile does"
+        case .noMemory:
+            return failed + ": no memory for the ring (RLIMIT_MEMLOCK before Linux 5.12, else the memory cgroup)"
+        default:
+            return failed
+        }
+    }
+
+    /// How to get io_uring back, in one clause, for the same line ("allow io_uring_setup,
+    /// ... in the container's seccomp profile"); nil when there is nothing to advise.
+    public var fix: String? {
+        if missingOpcode != nil { return "use Linux 5.10 or later" }
+        switch errno {
+        case .notImplemented:
+            return "use a kernel built with CONFIG_IO_URING (Linux 5.10 or later)"
+        case .notPermitted, .permissionDenied:
+            if ioUringDisabled == 2 { return "run `sysctl -w kernel.io_uring_disabled=0` as root" }
+            if ioUringDisabled == 1 {
+                return "add this user to the group in kernel.io_uring_group, or set kernel.io_uring_disabled to 0"
+            }
+            return "allow io_uring_setup, io_uring_enter and io_uring_register in the container's seccomp profile "
+                + "(for example --security-opt seccomp=unconfined)"
+        case .noMemory:
+            return "raise RLIMIT_MEMLOCK (`ulimit -l`) or lower 'ringEntries'"
+        case .tooManyOpenFiles, .tooManyOpenFilesInSystem:
+            return "raise the open-file limit (`ulimit -n`)"
+        default:
+            return nil
+        }
+    }
+
     /// What went wrong and how to fix it, in one paragraph.
     public var description: String {
         if let missingOpcode {

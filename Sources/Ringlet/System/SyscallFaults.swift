@@ -39,11 +39,27 @@ enum SyscallFaults {
         case sigaction
         /// malloc(3) of a pool (`Memory.reserve`).
         case reserveMemory
+        /// epoll_create1(2) of the epoll backend (`EpollCalls.create`).
+        case epollCreate
+        /// epoll_ctl(2) (`EpollCalls.control`).
+        case epollControl
+        /// epoll_wait(2) (`EpollCalls.wait`).
+        case epollWait
+        /// The epoll backend's timeout timerfd (`EpollCalls.makeTimeoutTimer`, `armTimeout`).
+        case timeoutTimer
+        /// A read or write that must not block (`EpollCalls.transferNow`).
+        case transferNow
+        /// A blocking read or write on an I/O helper thread (`EpollCalls.transferBlocking`).
+        case transferBlocking
     }
 
     #if DEBUG
     private static let lock = FutexLock()
     nonisolated(unsafe) private static var pending: [(thread: Int32, call: Call, errno: Errno)] = []
+
+    /// Injected with this thread, a fault hits the next such call of any thread: for a
+    /// thread that does not exist yet (the manager's ring setup, in a child process).
+    static let anyThread: Int32 = 0
 
     /// The next `count` calls of `call` made by `thread` (the calling thread by
     /// default; the manager's for ring faults) fail with `errno`. Other threads, such
@@ -62,7 +78,9 @@ enum SyscallFaults {
         lock.withLock { () -> Errno? in
             if pending.isEmpty { return nil }
             let thread = ThreadControl.threadID
-            guard let index = pending.firstIndex(where: { $0.thread == thread && $0.call == call }) else { return nil }
+            guard let index = pending.firstIndex(where: {
+                ($0.thread == thread || $0.thread == anyThread) && $0.call == call
+            }) else { return nil }
             return pending.remove(at: index).errno
         }
     }
