@@ -48,3 +48,6 @@ ioQueueDepth = 64
 ioChunkBytes = 262144
 ioRequests = 256
 ioBufferBytes = 16777216
+
+# Swift concurrency (tasks, actors, Task.sleep) on Ringlet's pool; false: the toolchain's executor
+swiftConcurrency = true

@@ -47,3 +47,6 @@ ioQueueDepth = 32
 ioChunkBytes = 262144
 ioRequests = 512
 ioBufferBytes = 33554432
+
+# Swift concurrency (tasks, actors, Task.sleep) on Ringlet's pool; false: the toolchain's executor
+swiftConcurrency = true

@@ -45,3 +45,6 @@ ioQueueDepth = 32
 ioChunkBytes = 262144
 ioRequests = 256
 ioBufferBytes = 8388608
+
+# Swift concurrency (tasks, actors, Task.sleep) on Ringlet's pool; false: the toolchain's executor
+swiftConcurrency = true

@@ -46,3 +46,6 @@ ioQueueDepth = 32
 ioChunkBytes = 262144
 ioRequests = 256
 ioBufferBytes = 33554432
+
+# Swift concurrency (tasks, actors, Task.sleep) on Ringlet's pool; false: the toolchain's executor
+swiftConcurrency = true

@@ -46,3 +46,6 @@ ioQueueDepth = 16
 ioChunkBytes = 131072
 ioRequests = 128
 ioBufferBytes = 4194304
+
+# Swift concurrency (tasks, actors, Task.sleep) on Ringlet's pool; false: the toolchain's executor
+swiftConcurrency = true

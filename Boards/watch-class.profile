@@ -46,3 +46,6 @@ ioQueueDepth = 8
 ioChunkBytes = 65536
 ioRequests = 64
 ioBufferBytes = 1048576
+
+# Swift concurrency (tasks, actors, Task.sleep) on Ringlet's pool; false: the toolchain's executor
+swiftConcurrency = true

@@ -45,3 +45,6 @@ ioQueueDepth = 64
 ioChunkBytes = 1048576
 ioRequests = 1024
 ioBufferBytes = 67108864
+
+# Swift concurrency (tasks, actors, Task.sleep) on Ringlet's pool; false: the toolchain's executor
+swiftConcurrency = true

@@ -86,6 +86,7 @@ public struct BoardProfile: Sendable {
         case .workerStackBytes: return "\(c.workerStackBytes)"
         case .utilityNice: return "\(c.utilityNice)"
         case .backgroundSchedIdle: return c.backgroundSchedIdle ? "true" : "false"
+        case .swiftConcurrency: return c.swiftConcurrency ? "true" : "false"
         case .deadlockGraceMilliseconds: return "\(c.deadlockGraceMilliseconds)"
         case .drainBatch: return "\(c.drainBatch)"
         case .spinMicroseconds: return "\(c.spinMicroseconds)"

@@ -13,6 +13,7 @@ public enum BoardProfileKey: Int, CaseIterable, Sendable {
     case backgroundSchedIdle, deadlockGraceMilliseconds, drainBatch, spinMicroseconds, ringEntries
     case backgroundLeewayPercent, backgroundLeewayMaxMilliseconds, utilityLeewayPercent
     case utilityLeewayMaxMilliseconds, ioQueueDepth, ioChunkBytes, ioRequests, ioBufferBytes, sources
+    case swiftConcurrency
 
     /// What a key's value is written as.
     public enum Kind: Sendable {
@@ -61,6 +62,7 @@ public enum BoardProfileKey: Int, CaseIterable, Sendable {
         case .ioRequests: return "ioRequests"
         case .ioBufferBytes: return "ioBufferBytes"
         case .sources: return "sources"
+        case .swiftConcurrency: return "swiftConcurrency"
         }
     }
 
@@ -68,7 +70,7 @@ public enum BoardProfileKey: Int, CaseIterable, Sendable {
         switch self {
         case .board, .model, .minimumKernel, .crossTarget, .qemuMachine, .qemuCPU, .qemuMemory: return .text
         case .coreCapacities: return .integerList
-        case .backgroundSchedIdle: return .boolean
+        case .backgroundSchedIdle, .swiftConcurrency: return .boolean
         default: return .integer
         }
     }

@@ -50,6 +50,9 @@ ioQueueDepth = 16
 ioChunkBytes = 131072
 ioRequests = 128
 ioBufferBytes = 4194304
+
+# Swift concurrency (tasks, actors, Task.sleep) on Ringlet's pool; false: the toolchain's executor
+swiftConcurrency = true
 """#)
 
     static let raspberryPi3BPlus = BuiltInBoard(name: "raspberry-pi-3b-plus", text: #"""
@@ -100,6 +103,9 @@ ioQueueDepth = 32
 ioChunkBytes = 262144
 ioRequests = 256
 ioBufferBytes = 8388608
+
+# Swift concurrency (tasks, actors, Task.sleep) on Ringlet's pool; false: the toolchain's executor
+swiftConcurrency = true
 """#)
 
     static let raspberryPi4 = BuiltInBoard(name: "raspberry-pi-4", text: #"""
@@ -151,6 +157,9 @@ ioQueueDepth = 32
 ioChunkBytes = 262144
 ioRequests = 256
 ioBufferBytes = 16777216
+
+# Swift concurrency (tasks, actors, Task.sleep) on Ringlet's pool; false: the toolchain's executor
+swiftConcurrency = true
 """#)
 
     static let raspberryPi5 = BuiltInBoard(name: "raspberry-pi-5", text: #"""
@@ -202,5 +211,8 @@ ioQueueDepth = 32
 ioChunkBytes = 262144
 ioRequests = 256
 ioBufferBytes = 33554432
+
+# Swift concurrency (tasks, actors, Task.sleep) on Ringlet's pool; false: the toolchain's executor
+swiftConcurrency = true
 """#)
 }

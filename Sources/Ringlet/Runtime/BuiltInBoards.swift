@@ -65,6 +65,9 @@ ioQueueDepth = 32
 ioChunkBytes = 262144
 ioRequests = 512
 ioBufferBytes = 33554432
+
+# Swift concurrency (tasks, actors, Task.sleep) on Ringlet's pool; false: the toolchain's executor
+swiftConcurrency = true
 """#)
 
     static let watchClass = BuiltInBoard(name: "watch-class", text: #"""
@@ -116,6 +119,9 @@ ioQueueDepth = 8
 ioChunkBytes = 65536
 ioRequests = 64
 ioBufferBytes = 1048576
+
+# Swift concurrency (tasks, actors, Task.sleep) on Ringlet's pool; false: the toolchain's executor
+swiftConcurrency = true
 """#)
 
     static let x86_64Laptop = BuiltInBoard(name: "x86-64-laptop", text: #"""
@@ -166,6 +172,9 @@ ioQueueDepth = 64
 ioChunkBytes = 1048576
 ioRequests = 1024
 ioBufferBytes = 67108864
+
+# Swift concurrency (tasks, actors, Task.sleep) on Ringlet's pool; false: the toolchain's executor
+swiftConcurrency = true
 """#)
 
     static let generic = BuiltInBoard(name: "generic", text: #"""
@@ -219,5 +228,8 @@ ioQueueDepth = 64
 ioChunkBytes = 262144
 ioRequests = 256
 ioBufferBytes = 16777216
+
+# Swift concurrency (tasks, actors, Task.sleep) on Ringlet's pool; false: the toolchain's executor
+swiftConcurrency = true
 """#)
 }

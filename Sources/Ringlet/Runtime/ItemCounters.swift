@@ -1,5 +1,6 @@
 
-/// Items submitted and run, per QoS level, counted by one thread.
+/// Items submitted and run, per QoS level, counted by one thread; Swift concurrency
+/// jobs count as items and also in two slots of their own.
 ///
 /// Each thread counts in its own `ThreadContext` with single-writer stores (no
 /// locked instruction on the per-item path); `Runtime.statistics` sums every live
@@ -9,8 +10,8 @@ final class ItemCounters: @unchecked Sendable {
     private let slots: UnsafeMutablePointer<Int64>
 
     init() {
-        slots = .allocate(capacity: 2 * QoSLevel.count)
-        slots.initialize(repeating: 0, count: 2 * QoSLevel.count)
+        slots = .allocate(capacity: 2 * QoSLevel.count + 2)
+        slots.initialize(repeating: 0, count: 2 * QoSLevel.count + 2)
     }
 
     deinit { slots.deallocate() }
@@ -22,6 +23,18 @@ final class ItemCounters: @unchecked Sendable {
     /// Called by the owning thread only.
     @inline(__always)
     func countRan(_ level: QoSLevel) { SingleWriterCounter.add(slots + QoSLevel.count + level.rawValue, 1) }
+
+    /// A Swift concurrency job was enqueued (also counted by `countSubmitted`).
+    /// Called by the owning thread only.
+    @inline(__always)
+    func countJobSubmitted() { SingleWriterCounter.add(slots + 2 * QoSLevel.count, 1) }
+
+    /// Called by the owning thread only.
+    @inline(__always)
+    func countJobRan() { SingleWriterCounter.add(slots + 2 * QoSLevel.count + 1, 1) }
+
+    var jobsSubmitted: Int { Int(SingleWriterCounter.read(slots + 2 * QoSLevel.count)) }
+    var jobsRan: Int { Int(SingleWriterCounter.read(slots + 2 * QoSLevel.count + 1)) }
 
     func submitted(_ level: QoSLevel) -> Int { Int(SingleWriterCounter.read(slots + level.rawValue)) }
     func ran(_ level: QoSLevel) -> Int { Int(SingleWriterCounter.read(slots + QoSLevel.count + level.rawValue)) }
@@ -35,6 +48,7 @@ final class CounterRegistry: @unchecked Sendable {
     private var live: [ItemCounters] = []
     private var retiredSubmitted = Array(repeating: 0, count: QoSLevel.count)
     private var retiredRan = Array(repeating: 0, count: QoSLevel.count)
+    private var retiredJobs = (submitted: 0, ran: 0)
 
     func register(_ counters: ItemCounters) {
         lock.withLock { live.append(counters) }
@@ -47,22 +61,27 @@ final class CounterRegistry: @unchecked Sendable {
                 retiredSubmitted[level.rawValue] += counters.submitted(level)
                 retiredRan[level.rawValue] += counters.ran(level)
             }
+            retiredJobs.submitted += counters.jobsSubmitted
+            retiredJobs.ran += counters.jobsRan
             live.removeAll { $0 === counters }
         }
     }
 
-    /// Totals per level: (submitted, ran).
-    func totals() -> (submitted: [Int], ran: [Int]) {
+    /// Totals per level: (submitted, ran), and Swift concurrency jobs (submitted, ran).
+    func totals() -> (submitted: [Int], ran: [Int], jobs: (submitted: Int, ran: Int)) {
         lock.withLock {
             var submitted = retiredSubmitted
             var ran = retiredRan
+            var jobs = retiredJobs
             for counters in live {
                 for level in QoSLevel.allLevels {
                     submitted[level.rawValue] += counters.submitted(level)
                     ran[level.rawValue] += counters.ran(level)
                 }
+                jobs.submitted += counters.jobsSubmitted
+                jobs.ran += counters.jobsRan
             }
-            return (submitted, ran)
+            return (submitted, ran, jobs)
         }
     }
 }

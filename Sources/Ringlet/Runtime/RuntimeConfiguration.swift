@@ -78,6 +78,15 @@ public struct RuntimeConfiguration: Sendable, Equatable {
     /// leak of uncancelled sources shows at once, not as memory growth.
     public var sources: Int
 
+    /// Ringlet is the executor of Swift concurrency (`swiftConcurrency`, default true):
+    /// when the runtime starts it installs itself as the default and main executor, so
+    /// tasks, `async let`, task groups and default actors run on the pool under strict
+    /// QoS, `@MainActor` shares the main queue's FIFO and `Task.sleep` is a window in the
+    /// manager's timers. False leaves async code to the toolchain's executor (Dispatch's
+    /// threads). No effect where the toolchain lacks the executor hooks (Swift before
+    /// 6.3), and none in Embedded Swift, where Ringlet always provides the executor.
+    public var swiftConcurrency: Bool
+
     public init(cores: Int, workersPerCore: Int = 2, reservePerCore: Int = 1,
                 lowQoSWorkers: Int? = nil, workNodes: Int = 131_072,
                 workerStackBytes: Int = 512 * 1024, utilityNice: Int = 5,
@@ -86,7 +95,7 @@ public struct RuntimeConfiguration: Sendable, Equatable {
                 backgroundLeewayPercent: Int = 10, backgroundLeewayMaxMilliseconds: Int = 1000,
                 utilityLeewayPercent: Int = 5, utilityLeewayMaxMilliseconds: Int = 250,
                 ioQueueDepth: Int = 64, ioChunkBytes: Int = 256 * 1024, ioRequests: Int = 256,
-                ioBufferBytes: Int = 16 << 20, sources: Int = 16_384) {
+                ioBufferBytes: Int = 16 << 20, sources: Int = 16_384, swiftConcurrency: Bool = true) {
         self.cores = cores
         self.workersPerCore = workersPerCore
         self.reservePerCore = reservePerCore
@@ -108,6 +117,7 @@ public struct RuntimeConfiguration: Sendable, Equatable {
         self.ioRequests = ioRequests
         self.ioBufferBytes = ioBufferBytes
         self.sources = sources
+        self.swiftConcurrency = swiftConcurrency
     }
 
     /// The timer leeway policy these keys describe.
