@@ -93,6 +93,13 @@ let package = Package(
             dependencies: ["Ringlet"],
             swiftSettings: [.swiftLanguageMode(.v6)]
         ),
+        // What the tests check on a process's real main thread (`@MainActor`, an async
+        // main): a program the concurrency tests start (Tests/.../ConcurrencyMainTests).
+        .executableTarget(
+            name: "RingletConcurrencyProbe",
+            dependencies: ["Ringlet"],
+            swiftSettings: [.swiftLanguageMode(.v6)]
+        ),
         .testTarget(
             name: "RingletTests",
             dependencies: ["Ringlet", "CRinglet", "CRingletTestSupport"],

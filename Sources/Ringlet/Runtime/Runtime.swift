@@ -86,6 +86,10 @@ public final class Runtime: @unchecked Sendable {
         return runtime
     }
 
+    /// Whether the calling thread is the process's main thread: the one that drains
+    /// the main queue in `dispatchMain()` and runs `@MainActor` work. O(1).
+    public static var isMainThread: Bool { ThreadContext.current.isMainThread }
+
     /// Ends the process with `status` (exit(3)). For programs, such as Embedded
     /// Swift ones, that have no C library module to call `exit` through.
     public static func exit(status: Int32) -> Never { ThreadControl.exitProcess(status) }
