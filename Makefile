@@ -3,9 +3,12 @@
 #   make deps       install liburing-dev (apt-get, sudo only when not root) if pkg-config lacks it
 #   make build      debug build of every target
 #   make run        build and run the main job: `ringlet demo`
-#   make test       unit + integration tests, the ThreadSanitizer and AddressSanitizer passes, a short
-#                   soak, the documentation (no broken link), Embedded Swift build and checks, and
-#                   the checks on the emulated raspberry-pi-zero-2w (make sim)
+#   make test       unit + integration tests, the import styles, the ThreadSanitizer and
+#                   AddressSanitizer passes, a short soak, the documentation (no broken link),
+#                   Embedded Swift build and checks, and the checks on the emulated
+#                   raspberry-pi-zero-2w (make sim)
+#   make import-styles  build and run one GCD client program per way of importing Ringlet
+#                   (alone; with FoundationEssentials; with Foundation and RingletFoundationCompat)
 #   make tsan       the test suites under ThreadSanitizer (all but TSAN_SKIP, each with its reason)
 #   make asan       the test suites under AddressSanitizer with leak checking
 #   make soak       the reliability run: 10^7 items, every one exactly once, memory and threads
@@ -29,7 +32,7 @@ EMBEDDED_FLAGS := -target $(EMBEDDED_TARGET) -enable-experimental-feature Embedd
 TSAN_SKIP    := ThreadCountTests
 ASAN_OPTIONS_TEST := ASAN_OPTIONS=detect_leaks=1 LSAN_OPTIONS=suppressions=$(CURDIR)/Tests/lsan.supp
 
-.PHONY: deps build run test unit tsan asan soak soak-short embedded bench docs clean deps-cross cross sim
+.PHONY: deps build run test unit import-styles tsan asan soak soak-short embedded bench docs clean deps-cross cross sim
 
 deps:
 	@command -v pkg-config >/dev/null || { $(SUDO) apt-get update -qq && $(SUDO) apt-get install -y -qq pkg-config; }
@@ -56,11 +59,28 @@ run: deps
 	$(SWIFT) build --product ringlet
 	$$($(SWIFT) build --show-bin-path)/ringlet demo
 
-test: unit tsan asan soak-short docs embedded sim
+test: unit import-styles tsan asan soak-short docs embedded sim
 
 unit: deps
 	$(SWIFT) build --build-tests
 	$(SWIFT) test --skip-build
+
+# The client programs of Tests/ImportStyles: one GCD program (Client.swift) built once per
+# way of importing Ringlet, run, and held to its last line. First, every public Dispatch*
+# and dispatch* name of the runtime must be re-exported, scoped, by RingletFoundationCompat:
+# a name missing there would be ambiguous beside Foundation.
+IMPORT_STYLES := Ringlet FoundationEssentials Foundation
+COMPAT_SOURCE := Sources/RingletFoundationCompat/RingletFoundationCompat.swift
+import-styles: deps
+	@missing=$$(grep -rhoE '^public (final )?(class|struct|enum|protocol|func|typealias|var|let) (Dispatch|dispatch)[A-Za-z0-9_]*' \
+	  Sources/Ringlet | awk '{ print $$NF }' | sort -u | while read name; do \
+	    grep -qE "^@_exported import [a-z]+ Ringlet\.$$name$$" $(COMPAT_SOURCE) || echo $$name; done); \
+	test -z "$$missing" || { echo "import-styles: $(COMPAT_SOURCE) does not re-export" $$missing; exit 1; }
+	for style in $(IMPORT_STYLES); do $(SWIFT) build --product ImportStyle$$style || exit 1; done
+	@bin=$$($(SWIFT) build --show-bin-path); for style in $(IMPORT_STYLES); do \
+	  out=$$(timeout 60 $$bin/ImportStyle$$style); status=$$?; echo "$$out"; \
+	  [ $$status = 0 ] && echo "$$out" | tail -n 1 | grep -Eq "^import-styles: $$style: ok \([0-9]+ checks\)$$" \
+	    || { echo "import-styles: FAILED: ImportStyle$$style (exit status $$status)"; exit 1; }; done
 
 tsan: deps
 	$(SWIFT) build --build-tests --sanitize=thread --scratch-path .build-tsan

@@ -6,6 +6,9 @@ let package = Package(
     name: "Ringlet",
     products: [
         .library(name: "Ringlet", targets: ["Ringlet"]),
+        // For files that import Foundation too: `import RingletFoundationCompat` instead
+        // of `import Ringlet` (the PortingFromDispatch article, "Foundation in the same file").
+        .library(name: "RingletFoundationCompat", targets: ["RingletFoundationCompat"]),
         .executable(name: "ringlet", targets: ["ringlet"]),
         .executable(name: "RingletDemo", targets: ["RingletDemo"]),
     ],
@@ -39,9 +42,25 @@ let package = Package(
         .target(name: "CRingletTestSupport", cSettings: [.define("_GNU_SOURCE")]),
         // The runtime: standard library, Synchronization and CRinglet only, so it
         // also builds in Embedded Swift mode (`make embedded`).
+        //
+        // The toolchain's blocks runtime is linked for the programs, not for the runtime
+        // (which never calls it): GCD code that converts closures to and from
+        // `@convention(block)` makes the compiler call `_Block_copy` and `_Block_release`,
+        // which `import Dispatch` used to link. Every Swift program on Linux loads
+        // libBlocksRuntime already (libswift_Concurrency -> libdispatch -> it), so this
+        // adds no library at run time; Embedded Swift has no blocks.
         .target(
             name: "Ringlet",
             dependencies: ["CRinglet"],
+            swiftSettings: [.swiftLanguageMode(.v6)],
+            linkerSettings: [.linkedLibrary("BlocksRuntime")]
+        ),
+        // Ringlet re-exported with every name it shares with the toolchain's Dispatch
+        // also re-exported scoped, so those names mean Ringlet's in a file that imports
+        // Foundation (which re-exports Dispatch). Import lines only; no code.
+        .target(
+            name: "RingletFoundationCompat",
+            dependencies: ["Ringlet"],
             swiftSettings: [.swiftLanguageMode(.v6)]
         ),
         // The command-line tool: demo workload, soak, benchmarks against the toolchain's Dispatch.
@@ -93,12 +112,34 @@ let package = Package(
             dependencies: ["Ringlet"],
             swiftSettings: [.swiftLanguageMode(.v6)]
         ),
-        // What the tests check on a process's real main thread (`@MainActor`, an async
-        // main): a program the concurrency tests start (Tests/.../ConcurrencyMainTests).
+        // What the tests check on a process's real main thread (`@MainActor` in
+        // dispatchMain()): a program the concurrency tests start (Tests/.../ConcurrencyMainTests).
         .executableTarget(
             name: "RingletConcurrencyProbe",
             dependencies: ["Ringlet"],
             swiftSettings: [.swiftLanguageMode(.v6)]
+        ),
+        // Client programs, one per way of importing Ringlet, built from one source
+        // (Tests/ImportStyles/Client.swift, linked into each directory as main.swift)
+        // whose `#if` picks the imports: Ringlet alone, FoundationEssentials + Ringlet,
+        // Foundation + RingletFoundationCompat. `make import-styles` runs them.
+        .executableTarget(
+            name: "ImportStyleRinglet",
+            dependencies: ["Ringlet"],
+            path: "Tests/ImportStyles/Ringlet",
+            swiftSettings: [.define("IMPORT_STYLE_RINGLET"), .swiftLanguageMode(.v6)]
+        ),
+        .executableTarget(
+            name: "ImportStyleFoundationEssentials",
+            dependencies: ["Ringlet"],
+            path: "Tests/ImportStyles/FoundationEssentials",
+            swiftSettings: [.define("IMPORT_STYLE_FOUNDATION_ESSENTIALS"), .swiftLanguageMode(.v6)]
+        ),
+        .executableTarget(
+            name: "ImportStyleFoundation",
+            dependencies: ["RingletFoundationCompat"],
+            path: "Tests/ImportStyles/Foundation",
+            swiftSettings: [.define("IMPORT_STYLE_FOUNDATION"), .swiftLanguageMode(.v6)]
         ),
         .testTarget(
             name: "RingletTests",

@@ -34,6 +34,7 @@ workNodes = derived
 drainBatch = 64
 spinMicroseconds = 5
 deadlockGraceMilliseconds = 2000
+coverCheckMilliseconds = 5
 ringEntries = 64
 sources = derived
 

@@ -32,6 +32,7 @@ workNodes = 131072
 drainBatch = 64
 spinMicroseconds = 5
 deadlockGraceMilliseconds = 2000
+coverCheckMilliseconds = 5
 ringEntries = 128
 sources = 16384
 

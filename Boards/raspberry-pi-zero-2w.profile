@@ -32,6 +32,7 @@ workNodes = 65536
 drainBatch = 64
 spinMicroseconds = 5
 deadlockGraceMilliseconds = 2000
+coverCheckMilliseconds = 5
 ringEntries = 64
 sources = 4096
 

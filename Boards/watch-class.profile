@@ -32,6 +32,7 @@ workNodes = 16384
 drainBatch = 64
 spinMicroseconds = 5
 deadlockGraceMilliseconds = 2000
+coverCheckMilliseconds = 5
 ringEntries = 32
 sources = 1024
 

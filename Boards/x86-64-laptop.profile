@@ -31,6 +31,7 @@ workNodes = 262144
 drainBatch = 64
 spinMicroseconds = 5
 deadlockGraceMilliseconds = 2000
+coverCheckMilliseconds = 5
 ringEntries = 256
 sources = 65536
 

@@ -8,7 +8,9 @@ package enum BenchRow: String, CaseIterable {
     case pingPong = "ping-pong"
     case sync = "sync"
     case concurrentPerform = "concurrent-perform"
+    /// The next two rows read one workload (`workload`): items that block in the kernel.
     case threads = "threads"
+    case blockingWall = "blocking-wall"
     case latency = "latency"
     case memory = "memory"
     case idleWakeups = "idle-wakeups"

@@ -47,7 +47,7 @@ package enum Workloads {
         case .pingPong: out = pingPong(scale)
         case .sync: out = uncontendedSync(scale)
         case .concurrentPerform: out = concurrentPerform(scale)
-        case .threads: out = blocking(scale, serialQueues: variant == "serial-queues")
+        case .threads, .blockingWall: out = blocking(scale, serialQueues: variant == "serial-queues")
         case .latency: out = latency(scale)
         case .memory: out = memory(scale)
         case .idleWakeups: out = idleWakeups(scale)

@@ -163,6 +163,37 @@ int rl_process_thread_count(void) {
     return count;
 }
 
+int rl_thread_cpu_clock(int *clock) {
+    clockid_t id;
+    int r = pthread_getcpuclockid(pthread_self(), &id);
+    if (r != 0) return -r;
+    *clock = (int)id;
+    return 0;
+}
+
+long long rl_thread_cpu_ns(int clock) {
+    struct timespec ts;
+    if (clock_gettime((clockid_t)clock, &ts) != 0) return -errno;
+    return (long long)ts.tv_sec * 1000000000LL + ts.tv_nsec;
+}
+
+int rl_thread_state(int tid) {
+    char path[64], buf[512];
+    snprintf(path, sizeof path, "/proc/self/task/%d/stat", tid);
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0) return -errno;
+    ssize_t n = read(fd, buf, sizeof buf - 1);
+    int e = errno;
+    close(fd);
+    if (n <= 0) return n < 0 ? -e : -EIO;
+    buf[n] = 0;
+    // "tid (comm) S ...": the name may hold spaces and parentheses; the state
+    // follows the last ')'.
+    char *close_paren = strrchr(buf, ')');
+    if (!close_paren || close_paren[1] != ' ' || !close_paren[2]) return -EIO;
+    return (unsigned char)close_paren[2];
+}
+
 static long long rl_read_switches(const char *task, const char *name_prefix) {
     char path[96], buf[4096];
     snprintf(path, sizeof path, "/proc/self/task/%s/status", task);

@@ -288,6 +288,10 @@ struct Bench: ParsableCommand {
         switch row {
         case .serialAsync, .pingPong, .sync, .concurrentPerform:
             return ["\(row.rawValue): runs of the best round (ns per unit): Dispatch \(runs(dispatch)); Ringlet \(runs(ringlet))"]
+        case .blockingWall:
+            return ["blocking-wall: the same run as the threads row; Ringlet's reserve covers the workers the stall "
+                + "watch finds asleep in the kernel (usleep is no Ringlet wait), Dispatch adds a thread about once a "
+                + "second while its workers block"]
         case .threads:
             return ["threads: wall time for \(scale.blockingItems) items × "
                 + "\(scale.blockingNanoseconds / 1_000_000) ms: Dispatch \(seconds(dispatch["wall_ns"])) "

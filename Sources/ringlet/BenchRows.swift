@@ -22,6 +22,8 @@ extension BenchRow {
         case .concurrentPerform: return "concurrentPerform, ns/iteration (\(benchCount(scale.performIterations)))"
         case .threads:
             return "peak threads, \(scale.blockingItems) items blocking \(scale.blockingNanoseconds / 1_000_000) ms"
+        case .blockingWall:
+            return "wall time, \(scale.blockingItems) items blocking \(scale.blockingNanoseconds / 1_000_000) ms, ms"
         case .latency:
             return "user-interactive p99 latency under \(scale.floodItems) background items, µs"
         case .memory:
@@ -55,6 +57,8 @@ extension BenchRow {
         case .sync: return 0.75
         case .concurrentPerform: return 1.0
         case .threads: return nil
+        // The reserve covers workers blocked in the kernel: as fast as Dispatch's growing pool.
+        case .blockingWall: return 1.0
         case .latency: return 0.5
         case .memory: return 0.5
         case .idleWakeups: return nil
@@ -77,6 +81,7 @@ extension BenchRow {
         switch self {
         case .serialAsync, .pingPong, .sync, .concurrentPerform: return "ns"
         case .threads: return "peak"
+        case .blockingWall: return "wall_ns"
         case .latency: return "p99_ns"
         case .memory: return "rss_delta_bytes"
         case .idleWakeups, .timers: return "switches"
@@ -97,7 +102,7 @@ extension BenchRow {
         switch self {
         case .serialAsync, .pingPong, .sync, .concurrentPerform: return 2
         case .latency, .strictLateness: return 3
-        case .threads, .memory, .idleWakeups: return 1
+        case .threads, .blockingWall, .memory, .idleWakeups: return 1
         case .timers, .timersWindow, .timersCPU, .energy: return 1
         case .ioSequential, .ioRandom, .ioPipe, .ioThreads: return 1
         }
@@ -109,7 +114,7 @@ extension BenchRow {
         switch self {
         case .serialAsync, .pingPong, .sync, .concurrentPerform: return benchFigure(value)
         case .threads, .idleWakeups, .timers, .timersWindow, .ioThreads: return benchFixed(value, 0)
-        case .ioSequential, .ioRandom, .ioPipe: return benchFigure(value / 1_000_000)
+        case .ioSequential, .ioRandom, .ioPipe, .blockingWall: return benchFigure(value / 1_000_000)
         case .latency, .strictLateness: return benchFigure(value / 1000)
         case .memory: return benchFigure(value / 1_048_576)
         case .timersCPU: return benchFigure(value / 1_000_000)
@@ -123,6 +128,7 @@ extension BenchRow {
         switch self {
         case .timers, .timersWindow, .timersCPU, .energy: return .timers
         case .ioSequential, .ioRandom, .ioPipe, .ioThreads: return .ioSequential
+        case .blockingWall: return .threads
         default: return self
         }
     }
@@ -130,7 +136,7 @@ extension BenchRow {
     /// Seconds after which a child measuring this row counts as hung.
     func timeoutSeconds(_ scale: BenchScale) -> Int {
         switch self {
-        case .threads:
+        case .threads, .blockingWall:
             return 30 + Int(UInt64(scale.blockingItems) * scale.blockingNanoseconds / 1_000_000_000)
         case .latency, .memory: return 60
         case .idleWakeups: return 30 + Int(scale.idleNanoseconds / 1_000_000_000)

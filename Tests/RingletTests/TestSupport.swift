@@ -5,6 +5,7 @@
 // Every wait here is bounded: a broken runtime makes a test fail, never hang.
 
 import CRinglet
+import Glibc
 import CRingletTestSupport
 import Synchronization
 import Testing
@@ -139,9 +140,11 @@ final class SlotCounters: @unchecked Sendable {
 
 // MARK: Blocking without a Ringlet wait
 
-/// A one-shot gate. Threads waiting on it poll with nanosleep, so a pool thread held
-/// here is busy as far as the scheduler knows: no reserve worker covers it. Use it to
-/// occupy workers on purpose.
+/// A one-shot gate. Threads waiting on it stay runnable (they poll and yield the CPU,
+/// never sleep in the kernel), so a pool thread held here is busy as far as the
+/// scheduler knows: no reserve worker covers it, not even the kernel cover, which
+/// covers only threads asleep in the kernel (KernelCoverTests). Use it to occupy
+/// workers on purpose.
 final class Gate: @unchecked Sendable {
     private let isOpenFlag = Atomic<Bool>(false)
 
@@ -151,7 +154,14 @@ final class Gate: @unchecked Sendable {
     /// Returns true once the gate opens, false after `seconds` (then the caller goes on,
     /// so a failing test still ends).
     @discardableResult
-    func pass(within seconds: Double = patienceSeconds) -> Bool { eventually(within: seconds) { isOpen } }
+    func pass(within seconds: Double = patienceSeconds) -> Bool {
+        let start = monotonicNanoseconds
+        while !isOpen {
+            if secondsSince(start) > seconds { return false }
+            sched_yield()
+        }
+        return true
+    }
 }
 
 // MARK: Ringlet internals tests observe
@@ -192,9 +202,13 @@ extension ExitTest.Result {
 
 /// The configuration pool-occupancy tests start their child process with: a 2-core
 /// board (2 high-band workers, 1 utility, 1 background, 2 reserve), whatever this
-/// machine has, so the tests mean the same everywhere.
+/// machine has, so the tests mean the same everywhere. The background band runs at
+/// nice 19 rather than SCHED_IDLE: the suite runs dozens of child processes at once,
+/// and a SCHED_IDLE thread on a saturated machine may get no CPU for many seconds,
+/// which would time out tests that only need it to run at all (the tests of the
+/// kernel priorities set `backgroundSchedIdle` themselves).
 func twoCoreConfiguration(grace milliseconds: Int = 2000) -> RuntimeConfiguration {
-    RuntimeConfiguration(cores: 2, deadlockGraceMilliseconds: milliseconds)
+    RuntimeConfiguration(cores: 2, backgroundSchedIdle: false, deadlockGraceMilliseconds: milliseconds)
 }
 
 /// Starts the runtime in a child process with `configuration`; records an issue

@@ -96,6 +96,15 @@ int rl_thread_get_nice(int *is_idle);
 int rl_cpu_count(void);
 /// Number of threads of this process (entries in /proc/self/task), or -errno.
 int rl_process_thread_count(void);
+/// The calling thread's CPU-time clock (pthread_getcpuclockid(3)), which any thread
+/// may read with rl_thread_cpu_ns. 0 or -errno.
+int rl_thread_cpu_clock(int *clock);
+/// CPU time a thread has used, in nanoseconds, through its CPU-time clock; -errno.
+long long rl_thread_cpu_ns(int clock);
+/// The scheduling state of thread `tid` of this process: the state letter of
+/// /proc/self/task/<tid>/stat ('R' running or runnable, 'S' sleeping, 'D' in
+/// uninterruptible sleep, ...), or -errno.
+int rl_thread_state(int tid);
 /// Context switches (voluntary + involuntary) summed over this process's threads
 /// whose name starts with `name_prefix` ("" for all), from /proc/self/task/*/status;
 /// -errno when /proc is unreadable.

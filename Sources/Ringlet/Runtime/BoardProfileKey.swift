@@ -10,7 +10,8 @@ public enum BoardProfileKey: Int, CaseIterable, Sendable {
     case crossTarget, qemuMachine, qemuCPU, qemuMemory
     // RuntimeConfiguration keys.
     case cores, workersPerCore, reservePerCore, lowQoSWorkers, workNodes, workerStackBytes, utilityNice
-    case backgroundSchedIdle, deadlockGraceMilliseconds, drainBatch, spinMicroseconds, ringEntries
+    case backgroundSchedIdle, deadlockGraceMilliseconds, coverCheckMilliseconds, drainBatch, spinMicroseconds
+    case ringEntries
     case backgroundLeewayPercent, backgroundLeewayMaxMilliseconds, utilityLeewayPercent
     case utilityLeewayMaxMilliseconds, ioQueueDepth, ioChunkBytes, ioRequests, ioBufferBytes, sources
     case swiftConcurrency
@@ -50,6 +51,7 @@ public enum BoardProfileKey: Int, CaseIterable, Sendable {
         case .utilityNice: return "utilityNice"
         case .backgroundSchedIdle: return "backgroundSchedIdle"
         case .deadlockGraceMilliseconds: return "deadlockGraceMilliseconds"
+        case .coverCheckMilliseconds: return "coverCheckMilliseconds"
         case .drainBatch: return "drainBatch"
         case .spinMicroseconds: return "spinMicroseconds"
         case .ringEntries: return "ringEntries"

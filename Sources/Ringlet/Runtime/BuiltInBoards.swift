@@ -51,6 +51,7 @@ workNodes = 131072
 drainBatch = 64
 spinMicroseconds = 5
 deadlockGraceMilliseconds = 2000
+coverCheckMilliseconds = 5
 ringEntries = 128
 sources = 16384
 
@@ -105,6 +106,7 @@ workNodes = 16384
 drainBatch = 64
 spinMicroseconds = 5
 deadlockGraceMilliseconds = 2000
+coverCheckMilliseconds = 5
 ringEntries = 32
 sources = 1024
 
@@ -158,6 +160,7 @@ workNodes = 262144
 drainBatch = 64
 spinMicroseconds = 5
 deadlockGraceMilliseconds = 2000
+coverCheckMilliseconds = 5
 ringEntries = 256
 sources = 65536
 
@@ -214,6 +217,7 @@ workNodes = derived
 drainBatch = 64
 spinMicroseconds = 5
 deadlockGraceMilliseconds = 2000
+coverCheckMilliseconds = 5
 ringEntries = 64
 sources = derived
 

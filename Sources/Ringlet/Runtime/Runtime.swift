@@ -122,7 +122,8 @@ public final class Runtime: @unchecked Sendable {
             workNodesInUse: pool.inUse, workNodesPeak: pool.peakInUse,
             workNodeCapacity: pool.capacity, workNodeExhaustionWaits: pool.exhaustionWaits,
             processThreads: ThreadControl.processThreadCount ?? -1,
-            poolContextSwitches: poolContextSwitches, stallWatchArmed: snapshot.watching)
+            poolContextSwitches: poolContextSwitches, stallWatchArmed: snapshot.watching,
+            workersBlockedInKernel: snapshot.coveredNow, workersCoveredInKernel: snapshot.coveredTotal)
     }
 }
 

@@ -32,6 +32,11 @@ public struct RuntimeConfiguration: Sendable, Equatable {
     /// nothing running, before the deadlock report. The watch looks every quarter of it,
     /// and only while work waits or the pool is blocked.
     public var deadlockGraceMilliseconds: Int
+    /// While runnable work waits for a thread, how often the stall watch looks for
+    /// workers blocked in the kernel (`coverCheckMilliseconds`, 0...1000, default 5;
+    /// 0: never): a worker found sleeping in a syscall on the same item, its CPU
+    /// time still, is covered by a reserve worker within about two periods.
+    public var coverCheckMilliseconds: Int
     /// Items a worker runs from one queue before it lets other queues of the same
     /// QoS go first (`drainBatch`, default 64).
     public var drainBatch: Int
@@ -91,6 +96,7 @@ public struct RuntimeConfiguration: Sendable, Equatable {
                 lowQoSWorkers: Int? = nil, workNodes: Int = 131_072,
                 workerStackBytes: Int = 512 * 1024, utilityNice: Int = 5,
                 backgroundSchedIdle: Bool = true, deadlockGraceMilliseconds: Int = 2000,
+                coverCheckMilliseconds: Int = 5,
                 drainBatch: Int = 64, spinMicroseconds: Int = 5, ringEntries: Int = 64,
                 backgroundLeewayPercent: Int = 10, backgroundLeewayMaxMilliseconds: Int = 1000,
                 utilityLeewayPercent: Int = 5, utilityLeewayMaxMilliseconds: Int = 250,
@@ -105,6 +111,7 @@ public struct RuntimeConfiguration: Sendable, Equatable {
         self.utilityNice = utilityNice
         self.backgroundSchedIdle = backgroundSchedIdle
         self.deadlockGraceMilliseconds = deadlockGraceMilliseconds
+        self.coverCheckMilliseconds = coverCheckMilliseconds
         self.drainBatch = drainBatch
         self.spinMicroseconds = spinMicroseconds
         self.ringEntries = ringEntries
@@ -166,6 +173,8 @@ public struct RuntimeConfiguration: Sendable, Equatable {
         try check(utilityNice >= 0 && utilityNice <= 19, "utilityNice", "must be 0...19 (got \(utilityNice))")
         try check(deadlockGraceMilliseconds >= 10 && deadlockGraceMilliseconds <= 600_000,
                   "deadlockGraceMilliseconds", "must be 10...600000 (got \(deadlockGraceMilliseconds))")
+        try check(coverCheckMilliseconds >= 0 && coverCheckMilliseconds <= 1000, "coverCheckMilliseconds",
+                  "must be 0...1000 (got \(coverCheckMilliseconds))")
         try check(spinMicroseconds >= 0 && spinMicroseconds <= 1000, "spinMicroseconds",
                   "must be 0...1000 (got \(spinMicroseconds))")
         try check(ringEntries >= 8 && ringEntries <= 4096, "ringEntries", "must be 8...4096 (got \(ringEntries))")

@@ -41,7 +41,8 @@ public struct RuntimeStatistics: Sendable {
     public let managerWakeups: Int
     /// Reserve workers currently allowed to run (covering blocked workers).
     public let reserveInUse: Int
-    /// Pool threads inside a Ringlet wait.
+    /// Pool threads inside a Ringlet wait (not counting those blocked in the kernel:
+    /// `workersBlockedInKernel`).
     public let blockedThreads: Int
     /// Pool threads parked with nothing to do.
     public let parkedThreads: Int
@@ -83,6 +84,11 @@ public struct RuntimeStatistics: Sendable {
     /// neither holds, so after a burst that kept every worker busy the manager
     /// wakes once more (up to that long later) before the runtime is idle.
     public let stallWatchArmed: Bool
+    /// Workers the stall watch found blocked in the kernel on their item (a syscall, a
+    /// sleep) while work waited, covered by the reserve until they come back.
+    public let workersBlockedInKernel: Int
+    /// How many times since start a worker was so covered.
+    public let workersCoveredInKernel: Int
 
     /// Every thread the runtime created: workers, reserve and the manager.
     public var runtimeThreads: Int { workers + reserve + managerThreads }

@@ -50,9 +50,16 @@ struct StallWatch {
 }
 
 extension Scheduler {
-    /// The watch's period: a quarter of the grace period (at least 1 ms), so a stall
-    /// is reported between one and one and a quarter grace periods after it began.
-    var watchTickNanoseconds: UInt64 { max(UInt64(configuration.deadlockGraceNanoseconds) / 4, 1_000_000) }
+    /// The watch's period: while work waits for a thread, `coverCheckMilliseconds`
+    /// (so a worker blocked in the kernel is covered within two periods,
+    /// Scheduler+KernelCover.swift); otherwise, and when covering is off, a quarter of
+    /// the grace period (at least 1 ms), so a stall is reported between one and one
+    /// and a quarter grace periods after it began.
+    func watchPeriod(workWaits: Bool) -> UInt64 {
+        let cover = UInt64(configuration.coverCheckMilliseconds) * 1_000_000
+        let stall = max(UInt64(configuration.deadlockGraceNanoseconds) / 4, 1_000_000)
+        return workWaits && cover > 0 ? min(cover, stall) : stall
+    }
 
     /// Invoked with the lock held. Arms the watch unless it is armed; true when the
     /// caller must schedule the first tick (after dropping the lock).
@@ -69,9 +76,9 @@ extension Scheduler {
     }
 
     /// Asks the manager for the next tick (a one-shot in its timer structure).
-    func scheduleWatchTick() {
+    func scheduleWatchTick(workWaits: Bool = true) {
         let manager = RuntimeParts.shared.manager.takeUnretainedValue()
-        let period = watchTickNanoseconds
+        let period = watchPeriod(workWaits: workWaits)
         // A wide window: the look may share a wake-up with other timers.
         manager.submit(.oneShot(deadline: MonotonicClock.nanoseconds &+ period, leeway: period / 2, wall: false,
                                 action: { [unowned(unsafe) self] in watchTick() }))
@@ -96,13 +103,16 @@ extension Scheduler {
             }
         }
         updateRunningSinceLocked(now)
+        let workWaits = runQueues.count > 0
+        let candidates = workWaits && configuration.coverCheckMilliseconds > 0 ? coverCandidatesLocked(now: now) : []
         let allBlocked = untimedBlockedCount == workers.count
         let deadlockCandidate = allBlocked && !watch.deadlockReported && progress == watch.progressWhenAllBlocked
             && watch.allBlockedSince.map { now &- $0 >= grace } ?? false
         let snapshot = stalled.isEmpty && !deadlockCandidate ? nil : snapshotLocked(now: now)
-        let rearm = runQueues.count > 0 || allBlocked
+        let rearm = workWaits || allBlocked
         watch.armed = rearm
         lock.unlock()
+        if !candidates.isEmpty { coverWorkersBlockedInKernel(candidates, now: now) }
         if let snapshot {
             if deadlockCandidate, snapshot.hasPendingWork {
                 lock.withLock { watch.deadlockReported = true }
@@ -111,7 +121,7 @@ extension Scheduler {
                 StallReport.reportStall(of: stalled, snapshot, configuration: configuration)
             }
         }
-        if rearm { scheduleWatchTick() }
+        if rearm { scheduleWatchTick(workWaits: workWaits) }
     }
 
     /// Invoked with the lock held. Notes, per pool thread, since when it has been on
@@ -139,6 +149,7 @@ extension Scheduler {
             let blockedQueue = worker.state == .blocked ? context?.currentQueue : nil
             threads.append(StallReport.ThreadState(
                 name: worker.name, band: worker.band, state: worker.state, blockedOn: context?.blockedOn,
+                coveredInKernel: worker.coveredInKernel,
                 blockedQueue: blockedQueue, queueAddress: context?.currentQueueAddress ?? 0,
                 onItemFor: index < watch.workerSince.count ? now &- watch.workerSince[index] : 0))
         }

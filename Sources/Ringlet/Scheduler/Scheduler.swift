@@ -39,6 +39,10 @@ final class Scheduler: @unchecked Sendable {
     var untimedBlockedCount = 0
     /// The stall watch's state (Scheduler+StallWatch.swift).
     var watch = StallWatch()
+    /// The kernel-cover look's memory (Scheduler+KernelCover.swift). Manager thread only.
+    var coverLook = KernelCoverLook()
+    /// Workers covered since start because the watch found them blocked in the kernel.
+    var coveredInKernelTotal: UInt64 = 0
 
     /// Where each band's workers pin themselves (nil: nowhere).
     let placement: CorePlacement?
@@ -118,7 +122,7 @@ final class Scheduler: @unchecked Sendable {
 
     /// Invoked with the lock held. A reserve worker may run while fewer reserve
     /// workers run than pool threads are blocked.
-    private func wakeReserveIfJustifiedLocked() -> Worker? {
+    func wakeReserveIfJustifiedLocked() -> Worker? {
         guard activeReserve < min(reserveCount, blockedCount),
               let reserve = idle[WorkerBand.reserve.rawValue].popLast() else { return nil }
         activeReserve += 1
@@ -131,6 +135,7 @@ final class Scheduler: @unchecked Sendable {
     /// none (and then returns nil so the worker loops).
     func nextNode(for worker: Worker) -> WorkNodeRef? {
         lock.lock()
+        if worker.coveredInKernel { uncoverLocked(worker) }
         if let node = takeLocked(for: worker) { return node }
         // No search spin here: on a board with 1-4 cores a spinning idle worker
         // takes the CPU from the thread that would produce its work (measured: it
@@ -208,6 +213,7 @@ final class Scheduler: @unchecked Sendable {
     /// `timed`: the wait ends by itself (a timeout), so it cannot be part of a deadlock.
     func workerWillBlock(_ worker: Worker, reason: WaitReason, timed: Bool) {
         lock.lock()
+        if worker.coveredInKernel { uncoverLocked(worker) }
         worker.state = .blocked
         worker.context?.blockedOn = reason
         worker.blockedUntimed = !timed
@@ -222,6 +228,14 @@ final class Scheduler: @unchecked Sendable {
         lock.unlock()
         reserve?.event.post()
         if armWatch { scheduleWatchTick() }
+    }
+
+    /// Invoked with the lock held. A worker the watch found blocked in the kernel is
+    /// back: it no longer counts as blocked (a reserve worker covering it finishes
+    /// its item and parks).
+    func uncoverLocked(_ worker: Worker) {
+        worker.coveredInKernel = false
+        blockedCount -= 1
     }
 
     /// The calling pool thread has left its Ringlet wait.
@@ -246,13 +260,16 @@ final class Scheduler: @unchecked Sendable {
 
     // MARK: Statistics
 
-    func snapshot() -> (pending: [Int], blocked: Int, activeReserve: Int, parked: Int, watching: Bool) {
+    func snapshot() -> (pending: [Int], blocked: Int, activeReserve: Int, parked: Int, watching: Bool,
+                        coveredNow: Int, coveredTotal: Int) {
         lock.withLock {
             var pending = Array(repeating: 0, count: QoSLevel.count)
             for index in 0..<RunQueueIndex.count {
                 pending[RunQueueIndex.level(ofIndex: index).rawValue] += runQueues.count(at: index)
             }
-            return (pending, blockedCount, activeReserve, idle.reduce(0) { $0 + $1.count }, watch.armed)
+            let covered = workers.filter { $0.coveredInKernel }.count
+            return (pending, blockedCount - covered, activeReserve, idle.reduce(0) { $0 + $1.count }, watch.armed,
+                    covered, Int(coveredInKernelTotal))
         }
     }
 }

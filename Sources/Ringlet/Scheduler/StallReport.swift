@@ -8,6 +8,8 @@ enum StallReport {
         let band: WorkerBand
         let state: Worker.State
         let blockedOn: WaitReason?
+        /// Found blocked in the kernel on its item, and covered by the reserve.
+        let coveredInKernel: Bool
         /// The queue a blocked thread was running work of (it keeps it alive).
         let blockedQueue: DispatchQueue?
         /// The address of the queue a running thread runs work of (looked up in the
@@ -106,7 +108,8 @@ enum StallReport {
                 line += "waits on \(thread.blockedOn?.description ?? "a Ringlet wait")"
                 if let queue = thread.blockedQueue { line += ", running work of queue '\(queue.label)'" }
             case .running:
-                line += "runs an item"
+                line += thread.coveredInKernel ? "is blocked in the kernel (covered by the reserve) on an item"
+                    : "runs an item"
                 if let label = QueueRegistry.shared.label(ofQueueAt: thread.queueAddress) {
                     line += " of queue '\(label)'"
                 }

@@ -39,6 +39,12 @@ final class Worker: @unchecked Sendable {
     var reserveActive = false
     /// Blocked in a wait without a timeout (counts toward a deadlock). Under the scheduler lock.
     var blockedUntimed = false
+    /// Found blocked in the kernel on its item by the stall watch, and counted as
+    /// blocked so that a reserve worker covers it until it comes back to the
+    /// scheduler. Under the scheduler lock.
+    var coveredInKernel = false
+    /// The thread's CPU-time clock (nil: unreadable), set before it reports started.
+    private(set) var cpuClock: Int32?
     /// Set by the thread itself once started.
     var context: ThreadContext?
     /// The thread's kernel id (gettid), set by the thread before it reports started.
@@ -57,6 +63,7 @@ final class Worker: @unchecked Sendable {
     /// The thread body: applies the band's kernel priority and CPU placement once, then loops.
     func threadMain() {
         threadID = ThreadControl.threadID
+        cpuClock = ThreadControl.cpuClock
         ThreadControl.setName(name)
         let context = ThreadContext(worker: self)
         self.context = context

@@ -63,6 +63,27 @@ enum ThreadControl {
     static let ioPriorityBestEffort = UInt16(RL_IOPRIO_CLASS_BE) << 13
     static let ioPriorityIdle = UInt16(RL_IOPRIO_CLASS_IDLE) << 13
 
+    /// The calling thread's CPU-time clock, which any thread may read with
+    /// `cpuNanoseconds(of:)`; nil when the C library refuses.
+    static var cpuClock: Int32? {
+        var clock: Int32 = 0
+        return rl_thread_cpu_clock(&clock) == 0 ? clock : nil
+    }
+
+    /// CPU time a thread has used, through the clock `cpuClock` gave it; nil when
+    /// unreadable (the thread exited).
+    static func cpuNanoseconds(of clock: Int32) -> UInt64? {
+        let value = rl_thread_cpu_ns(clock)
+        return value < 0 ? nil : UInt64(value)
+    }
+
+    /// Whether thread `tid` of this process sleeps in the kernel right now (state S or
+    /// D in /proc/self/task/<tid>/stat): blocked in a syscall, not runnable.
+    static func isSleepingInKernel(_ tid: Int32) -> Bool {
+        let state = rl_thread_state(tid)
+        return state == Int32(UInt8(ascii: "S")) || state == Int32(UInt8(ascii: "D"))
+    }
+
     /// A spin-wait hint to the CPU (PAUSE on x86, YIELD on AArch64).
     @inline(__always)
     static func spinHint() { rl_cpu_relax() }
