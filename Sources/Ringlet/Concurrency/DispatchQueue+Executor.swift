@@ -98,14 +98,15 @@ extension DispatchQueue: SerialExecutor {
     }
 
     /// A job for this queue: a node in its FIFO (a global queue's run queue, the main
-    /// thread's FIFO for the main queue), run isolated to the queue when it is serial.
-    func enqueueJob(_ job: UnownedJob) {
+    /// thread's FIFO for the main queue), run isolated to the queue when it is serial,
+    /// or on `executor` when given (EmbeddedJobs).
+    func enqueueJob(_ job: UnownedJob, runningOn executor: JobNode.Executor? = nil) {
         let address = JobRunner.address(of: job)
         let node = ThreadContext.withCurrent { context in
             let priority = resolvePriority(for: JobNode.priority(forJobPriority: JobRunner.priority(of: job)),
                                            flags: [], itemQoS: .unspecified)
-            return JobNode.make(job: address, priority: priority, executor: isSerial ? .queueSerial : .queueTask,
-                                context: context)
+            return JobNode.make(job: address, priority: priority,
+                                executor: executor ?? (isSerial ? .queueSerial : .queueTask), context: context)
         }
         SleepRegistry.jobWillRun(address)
         push(node)

@@ -28,8 +28,13 @@ enum JobNode {
         case main = 3
     }
 
-    /// Where the job's address is kept inside a node.
-    private static let jobOffset = MemoryLayout<WorkNode>.offset(of: \WorkNode.object)!
+    /// Where the job's address is kept inside `node`: its `object` field's word, found
+    /// through the field's address (the node is in the pool's memory, which never moves)
+    /// rather than `MemoryLayout.offset(of:)`, whose key path Embedded Swift lacks.
+    @inline(__always)
+    private static func jobWord(_ node: WorkNodeRef) -> UnsafeMutableRawPointer {
+        withUnsafeMutablePointer(to: &node.pointee.object) { UnsafeMutableRawPointer($0) }
+    }
 
     /// The QoS a job of priority `raw` runs at: the class with the same raw value (the
     /// values are Darwin's `qos_class_t`, which `JobPriority` uses too); a value between
@@ -57,7 +62,7 @@ enum JobNode {
         context.counters.countJobSubmitted()
         let node = RuntimeParts.withPool { $0.allocate(kind: .job, priority: priority, context: context) }
         node.pointee.ticket = executor.rawValue
-        UnsafeMutableRawPointer(node).storeBytes(of: UInt(bitPattern: address), toByteOffset: jobOffset, as: UInt.self)
+        jobWord(node).storeBytes(of: UInt(bitPattern: address), as: UInt.self)
         return node
     }
 
@@ -65,9 +70,9 @@ enum JobNode {
     /// the node can be released.
     @inline(__always)
     static func takeJob(_ node: WorkNodeRef) -> UnsafeMutableRawPointer {
-        let raw = UnsafeMutableRawPointer(node)
-        let bits = raw.load(fromByteOffset: jobOffset, as: UInt.self)
-        raw.storeBytes(of: 0, toByteOffset: jobOffset, as: UInt.self)
+        let word = jobWord(node)
+        let bits = word.load(as: UInt.self)
+        word.storeBytes(of: 0, as: UInt.self)
         return UnsafeMutableRawPointer(bitPattern: bits).unsafelyUnwrapped
     }
 

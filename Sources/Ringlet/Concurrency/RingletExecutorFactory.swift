@@ -3,7 +3,8 @@
 // `RunLoopExecutor` (SPI ExperimentalCustomExecutors) and `SchedulingExecutor` (SPI
 // ExperimentalScheduling), as Swift 6.3 ships them. Compiled only where they exist
 // (full Swift 6.3 or later); elsewhere `ConcurrencyExecutors.install` installs nothing
-// and async code stays on the toolchain's executor (the Concurrency article).
+// and async code stays on the toolchain's executor (Architecture, "Async code runs on the
+// same pool").
 
 #if !hasFeature(Embedded) && compiler(>=6.3)
 @_spi(ExperimentalCustomExecutors) @_spi(ExperimentalScheduling) import _Concurrency

@@ -47,7 +47,11 @@ final class SleepWindow: @unchecked Sendable {
         }
         var priority = JobNode.priority(forJobPriority: sleeper?.priority ?? JobRunner.priority(of: job))
         if let target { priority = target.resolvePriority(for: priority, flags: [], itemQoS: .unspecified) }
+        #if hasFeature(Embedded)
+        let executor: JobNode.Executor = .global  // on EmbeddedJobs' queue (EmbeddedExecutorHooks.swift)
+        #else
         let executor: JobNode.Executor = target == nil ? .global : (target!.isSerial ? .queueSerial : .queueTask)
+        #endif
         let node = ThreadContext.withCurrent { context in
             JobNode.make(job: JobRunner.address(of: job), priority: priority, executor: executor, context: context)
         }
