@@ -127,6 +127,13 @@ import Testing
             await ConcurrencyChild.run {
                 let before = Runtime.statistics
                 for _ in 0..<100 { await Task.detached(priority: .utility) {}.value }
+                // A job is counted when swift_job_run returns, which may be just after
+                // its awaiter resumed elsewhere: wait (bounded) for the last counts.
+                _ = eventually {
+                    let now = Runtime.statistics
+                    return now.jobsRun - before.jobsRun >= 100
+                        && now.itemsRunPerQoS.utility - before.itemsRunPerQoS.utility >= 100
+                }
                 let after = Runtime.statistics
                 if !after.swiftConcurrencyOnRinglet { return "statistics say Ringlet is not the executor" }
                 if after.jobsRun - before.jobsRun < 100 { return "jobsRun grew by \(after.jobsRun - before.jobsRun)" }
