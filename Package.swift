@@ -119,6 +119,13 @@ let package = Package(
             dependencies: ["Ringlet"],
             swiftSettings: [.swiftLanguageMode(.v6)]
         ),
+        // An async main that starts the runtime: Ringlet must leave Swift concurrency to
+        // the toolchain there (Tests/.../ConcurrencyMainTests).
+        .executableTarget(
+            name: "RingletAsyncMainProbe",
+            dependencies: ["Ringlet"],
+            swiftSettings: [.swiftLanguageMode(.v6)]
+        ),
         // Client programs, one per way of importing Ringlet, built from one source
         // (Tests/ImportStyles/Client.swift, linked into each directory as main.swift)
         // whose `#if` picks the imports: Ringlet alone, FoundationEssentials + Ringlet,
