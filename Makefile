@@ -113,6 +113,12 @@ soak-short: deps
 # test support the checks program uses (never linked into the runtime or the demo).
 C_MODULES := module CRinglet {\n  header "ringlet.h"\n  export *\n}\nmodule CRingletTestSupport {\n  header "ringlet_test_support.h"\n  export *\n}\n
 
+# Embedded Swift's Concurrency library, where the toolchain has one for the target (6.3.1:
+# x86_64-unknown-linux-gnu only): the async checks' tasks run on Ringlet's pool through the
+# executor entry points it leaves to the program (Sources/Ringlet/Concurrency/EmbeddedExecutorHooks.swift).
+EMBEDDED_CONCURRENCY_LIB := $(wildcard $(dir $(shell command -v swiftc))../lib/swift/embedded/$(EMBEDDED_TARGET)/libswift_Concurrency.a)
+EMBEDDED_CONCURRENCY := $(if $(EMBEDDED_CONCURRENCY_LIB),$(EMBEDDED_CONCURRENCY_LIB) -lstdc++)
+
 # Embedded Swift: the whole Ringlet target as one module, then the checks program
 # (Sources/RingletChecks) against it, linked with the C target by clang.
 embedded: deps
@@ -127,7 +133,8 @@ embedded: deps
 	for c in Sources/CRinglet/*.c Sources/CRingletTestSupport/*.c; do \
 	  clang -O2 -D_GNU_SOURCE $$(pkg-config --cflags liburing) -I Sources/CRinglet/include \
 	    -I Sources/CRingletTestSupport/include -c $$c -o $(EMBEDDED_DIR)/obj/$$(basename $$c .c).o || exit 1; done
-	clang $(EMBEDDED_DIR)/obj/*.o $$(pkg-config --libs liburing) -lpthread -o $(EMBEDDED_DIR)/ringlet-checks
+	clang $(EMBEDDED_DIR)/obj/*.o $$(pkg-config --libs liburing) $(EMBEDDED_CONCURRENCY) -lm -lpthread \
+	  -Wl,--gc-sections -o $(EMBEDDED_DIR)/ringlet-checks
 	@echo "embedded: ringlet-checks is $$(stat -c %s $(EMBEDDED_DIR)/ringlet-checks) bytes"
 	$(EMBEDDED_DIR)/ringlet-checks
 

@@ -112,6 +112,20 @@ let package = Package(
             dependencies: ["Ringlet"],
             swiftSettings: [.swiftLanguageMode(.v6)]
         ),
+        // What the tests check on a process's real main thread (`@MainActor` in
+        // dispatchMain()): a program the concurrency tests start (Tests/.../ConcurrencyMainTests).
+        .executableTarget(
+            name: "RingletConcurrencyProbe",
+            dependencies: ["Ringlet"],
+            swiftSettings: [.swiftLanguageMode(.v6)]
+        ),
+        // An async main that starts the runtime: Ringlet must leave Swift concurrency to
+        // the toolchain there (Tests/.../ConcurrencyMainTests).
+        .executableTarget(
+            name: "RingletAsyncMainProbe",
+            dependencies: ["Ringlet"],
+            swiftSettings: [.swiftLanguageMode(.v6)]
+        ),
         // Client programs, one per way of importing Ringlet, built from one source
         // (Tests/ImportStyles/Client.swift, linked into each directory as main.swift)
         // whose `#if` picks the imports: Ringlet alone, FoundationEssentials + Ringlet,

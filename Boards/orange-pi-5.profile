@@ -52,3 +52,5 @@ ioBufferBytes = 33554432
 
 # Kernel backend: auto (io_uring, else epoll with one line saying why), io_uring or epoll
 backend = auto
+# Swift concurrency (tasks, actors, Task.sleep) on Ringlet's pool; false: the toolchain's executor
+swiftConcurrency = true

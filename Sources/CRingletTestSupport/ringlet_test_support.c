@@ -54,6 +54,22 @@ int rl_process_spawn_exit(int status, long long delay_ns) {
     return pid;
 }
 
+int rl_process_spawn_program(const char *path, const char *argument) {
+    pid_t pid = fork();
+    if (pid < 0) return -errno;
+    if (pid == 0) {
+        char *const argv[] = { (char *)path, (char *)argument, NULL };
+        execv(path, argv);
+        _exit(127);
+    }
+    return pid;
+}
+
+long long rl_self_executable(char *buffer, unsigned long long size) {
+    ssize_t length = readlink("/proc/self/exe", buffer, size);
+    return length < 0 ? -errno : (long long)length;
+}
+
 int rl_process_reap(int pid) {
     int status = 0;
     for (;;) {

@@ -180,6 +180,9 @@ harness.run("asyncAfter runs items after their deadlines, never before") {
 runSourceChecks(harness)
 runIOChecks(harness)
 runBoardChecks(harness)
+#if canImport(_Concurrency)
+runAsyncChecks(harness)
+#endif
 
 harness.run("an idle pool makes no wakeups") {
     let group = DispatchGroup()

@@ -3,6 +3,9 @@
 // cause — or when RINGLET_BACKEND or the `backend` key asks for it. The runtime starts in
 // child processes, with the refusal injected (`SyscallFaults`, `.ringSetup`), so the
 // tests mean the same on a kernel that allows io_uring and in a container that does not.
+// The children start the runtime inside the exit test's task, so they set
+// `swiftConcurrency` false: otherwise the runtime adds its note that async code stays on
+// the toolchain's executor to the stderr these tests read line by line.
 
 import Glibc
 import Testing
@@ -62,7 +65,7 @@ import Testing
     @Test func ringletBackendEpollRunsOnEpollAndSaysSo() async {
         let result = await #expect(processExitsWith: .success, observing: [\.standardErrorContent]) {
             setenv("RINGLET_BACKEND", "epoll", 1)
-            BackendScenarios.runsOnEpoll(RuntimeConfiguration(cores: 2))
+            BackendScenarios.runsOnEpoll(RuntimeConfiguration(cores: 2, swiftConcurrency: false))
             guard case .requested(let how) = Runtime.current.backend.reason else {
                 Issue.record("reason \(Runtime.current.backend)")
                 return
@@ -75,7 +78,7 @@ import Testing
     @Test func theBackendKeyRunsOnEpollAndSaysSo() async {
         let result = await #expect(processExitsWith: .success, observing: [\.standardErrorContent]) {
             unsetenv("RINGLET_BACKEND")
-            BackendScenarios.runsOnEpoll(RuntimeConfiguration(cores: 2, backend: .epoll))
+            BackendScenarios.runsOnEpoll(RuntimeConfiguration(cores: 2, backend: .epoll, swiftConcurrency: false))
         }
         #expect(result?.standardErrorText == "Ringlet: running on epoll (the configuration's backend = epoll)\n")
     }
@@ -84,7 +87,7 @@ import Testing
     func autoRunsOnIoUringWhereItWorksAndSaysNothing() async {
         let result = await #expect(processExitsWith: .success, observing: [\.standardErrorContent]) {
             unsetenv("RINGLET_BACKEND")
-            startRuntime(RuntimeConfiguration(cores: 2))
+            startRuntime(RuntimeConfiguration(cores: 2, swiftConcurrency: false))
             #expect(Runtime.current.backend.backend == .ioUring)
             guard case .ioUringWorks = Runtime.current.backend.reason else {
                 Issue.record("reason \(Runtime.current.backend)")
@@ -184,7 +187,7 @@ enum BackendScenarios {
     static func fallsBack(when errno: Errno) {
         unsetenv("RINGLET_BACKEND")
         SyscallFaults.inject(.ringSetup, errno, thread: SyscallFaults.anyThread)
-        runsOnEpoll(RuntimeConfiguration(cores: 2))
+        runsOnEpoll(RuntimeConfiguration(cores: 2, swiftConcurrency: false))
         guard case .ioUringRefused(let refusal) = Runtime.current.backend.reason else {
             Issue.record("reason \(Runtime.current.backend)")
             return

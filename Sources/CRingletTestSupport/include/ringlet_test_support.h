@@ -25,6 +25,11 @@ int rl_test_sanitizer_active(void);
 
 /// Forks a child that sleeps `delay_ns` then exits with `status`; its pid or -errno.
 int rl_process_spawn_exit(int status, long long delay_ns);
+/// Starts `path` with one argument in a child process (fork and execv); its pid or
+/// -errno (a failed exec exits 127).
+int rl_process_spawn_program(const char *path, const char *argument);
+/// The path of the running executable (/proc/self/exe) into `buffer`: its length or -errno.
+long long rl_self_executable(char *buffer, unsigned long long size);
 /// Waits for child `pid`; its exit status (128 + signal when killed) or -errno.
 int rl_process_reap(int pid);
 

@@ -39,7 +39,11 @@ extension BoardProfileParser {
             p.derivedKeys[key.rawValue] = true
             return
         case .boolean(let flag):
-            p.configuration.backgroundSchedIdle = flag  // the only boolean key
+            if key == .swiftConcurrency {
+                p.configuration.swiftConcurrency = flag
+            } else {
+                p.configuration.backgroundSchedIdle = flag
+            }
             return
         case .list(let list):
             for capacity in list where capacity < 1 || capacity > 1024 {

@@ -90,6 +90,7 @@ public struct BoardProfile: Sendable {
         case .workerStackBytes: return "\(c.workerStackBytes)"
         case .utilityNice: return "\(c.utilityNice)"
         case .backgroundSchedIdle: return c.backgroundSchedIdle ? "true" : "false"
+        case .swiftConcurrency: return c.swiftConcurrency ? "true" : "false"
         case .deadlockGraceMilliseconds: return "\(c.deadlockGraceMilliseconds)"
         case .coverCheckMilliseconds: return "\(c.coverCheckMilliseconds)"
         case .drainBatch: return "\(c.drainBatch)"

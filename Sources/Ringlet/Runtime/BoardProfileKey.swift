@@ -14,6 +14,7 @@ public enum BoardProfileKey: Int, CaseIterable, Sendable {
     case ringEntries
     case backgroundLeewayPercent, backgroundLeewayMaxMilliseconds, utilityLeewayPercent
     case utilityLeewayMaxMilliseconds, ioQueueDepth, ioChunkBytes, ioRequests, ioBufferBytes, sources, backend
+    case swiftConcurrency
 
     /// What a key's value is written as.
     public enum Kind: Sendable {
@@ -65,6 +66,7 @@ public enum BoardProfileKey: Int, CaseIterable, Sendable {
         case .ioBufferBytes: return "ioBufferBytes"
         case .sources: return "sources"
         case .backend: return "backend"
+        case .swiftConcurrency: return "swiftConcurrency"
         }
     }
 
@@ -73,7 +75,7 @@ public enum BoardProfileKey: Int, CaseIterable, Sendable {
         case .board, .model, .minimumKernel, .crossTarget, .qemuMachine, .qemuCPU, .qemuMemory, .qemuKernel, .backend:
             return .text
         case .coreCapacities: return .integerList
-        case .backgroundSchedIdle: return .boolean
+        case .backgroundSchedIdle, .swiftConcurrency: return .boolean
         default: return .integer
         }
     }

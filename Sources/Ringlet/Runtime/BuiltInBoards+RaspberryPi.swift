@@ -55,6 +55,8 @@ ioBufferBytes = 4194304
 
 # Kernel backend: auto (io_uring, else epoll with one line saying why), io_uring or epoll
 backend = auto
+# Swift concurrency (tasks, actors, Task.sleep) on Ringlet's pool; false: the toolchain's executor
+swiftConcurrency = true
 """#)
 
     static let raspberryPi3BPlus = BuiltInBoard(name: "raspberry-pi-3b-plus", text: #"""
@@ -110,6 +112,8 @@ ioBufferBytes = 8388608
 
 # Kernel backend: auto (io_uring, else epoll with one line saying why), io_uring or epoll
 backend = auto
+# Swift concurrency (tasks, actors, Task.sleep) on Ringlet's pool; false: the toolchain's executor
+swiftConcurrency = true
 """#)
 
     static let raspberryPi4 = BuiltInBoard(name: "raspberry-pi-4", text: #"""
@@ -166,6 +170,8 @@ ioBufferBytes = 16777216
 
 # Kernel backend: auto (io_uring, else epoll with one line saying why), io_uring or epoll
 backend = auto
+# Swift concurrency (tasks, actors, Task.sleep) on Ringlet's pool; false: the toolchain's executor
+swiftConcurrency = true
 """#)
 
     static let raspberryPi5 = BuiltInBoard(name: "raspberry-pi-5", text: #"""
@@ -222,5 +228,7 @@ ioBufferBytes = 33554432
 
 # Kernel backend: auto (io_uring, else epoll with one line saying why), io_uring or epoll
 backend = auto
+# Swift concurrency (tasks, actors, Task.sleep) on Ringlet's pool; false: the toolchain's executor
+swiftConcurrency = true
 """#)
 }

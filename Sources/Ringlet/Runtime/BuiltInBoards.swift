@@ -70,6 +70,8 @@ ioBufferBytes = 33554432
 
 # Kernel backend: auto (io_uring, else epoll with one line saying why), io_uring or epoll
 backend = auto
+# Swift concurrency (tasks, actors, Task.sleep) on Ringlet's pool; false: the toolchain's executor
+swiftConcurrency = true
 """#)
 
     static let watchClass = BuiltInBoard(name: "watch-class", text: #"""
@@ -126,6 +128,8 @@ ioBufferBytes = 1048576
 
 # Kernel backend: auto (io_uring, else epoll with one line saying why), io_uring or epoll
 backend = auto
+# Swift concurrency (tasks, actors, Task.sleep) on Ringlet's pool; false: the toolchain's executor
+swiftConcurrency = true
 """#)
 
     static let x86_64Laptop = BuiltInBoard(name: "x86-64-laptop", text: #"""
@@ -181,6 +185,8 @@ ioBufferBytes = 67108864
 
 # Kernel backend: auto (io_uring, else epoll with one line saying why), io_uring or epoll
 backend = auto
+# Swift concurrency (tasks, actors, Task.sleep) on Ringlet's pool; false: the toolchain's executor
+swiftConcurrency = true
 """#)
 
     static let generic = BuiltInBoard(name: "generic", text: #"""
@@ -239,5 +245,7 @@ ioBufferBytes = 16777216
 
 # Kernel backend: auto (io_uring, else epoll with one line saying why), io_uring or epoll
 backend = auto
+# Swift concurrency (tasks, actors, Task.sleep) on Ringlet's pool; false: the toolchain's executor
+swiftConcurrency = true
 """#)
 }

@@ -1,5 +1,6 @@
 
-/// Items submitted and run, per QoS level, counted by one thread.
+/// Items submitted and run, per QoS level, counted by one thread; Swift concurrency
+/// jobs count as items and also in two slots of their own.
 ///
 /// Each thread counts in its own `ThreadContext` with single-writer stores (no
 /// locked instruction on the per-item path); `Runtime.statistics` sums every live
@@ -9,8 +10,8 @@ final class ItemCounters: @unchecked Sendable {
     private let slots: UnsafeMutablePointer<Int64>
 
     init() {
-        slots = .allocate(capacity: 2 * QoSLevel.count + 1)
-        slots.initialize(repeating: 0, count: 2 * QoSLevel.count + 1)
+        slots = .allocate(capacity: 2 * QoSLevel.count + 3)
+        slots.initialize(repeating: 0, count: 2 * QoSLevel.count + 3)
     }
 
     deinit { slots.deallocate() }
@@ -23,12 +24,24 @@ final class ItemCounters: @unchecked Sendable {
     @inline(__always)
     func countRan(_ level: QoSLevel) { SingleWriterCounter.add(slots + QoSLevel.count + level.rawValue, 1) }
 
+    /// A Swift concurrency job was enqueued (also counted by `countSubmitted`).
+    /// Called by the owning thread only.
+    @inline(__always)
+    func countJobSubmitted() { SingleWriterCounter.add(slots + 2 * QoSLevel.count, 1) }
+
+    /// Called by the owning thread only.
+    @inline(__always)
+    func countJobRan() { SingleWriterCounter.add(slots + 2 * QoSLevel.count + 1, 1) }
+
+    var jobsSubmitted: Int { Int(SingleWriterCounter.read(slots + 2 * QoSLevel.count)) }
+    var jobsRan: Int { Int(SingleWriterCounter.read(slots + 2 * QoSLevel.count + 1)) }
+
     /// A serial queue's drainer began to spin for another push (called by the owning
     /// thread only).
     @inline(__always)
-    func countSpin() { SingleWriterCounter.add(slots + 2 * QoSLevel.count, 1) }
+    func countSpin() { SingleWriterCounter.add(slots + 2 * QoSLevel.count + 2, 1) }
 
-    var spins: Int { Int(SingleWriterCounter.read(slots + 2 * QoSLevel.count)) }
+    var spins: Int { Int(SingleWriterCounter.read(slots + 2 * QoSLevel.count + 2)) }
 
     func submitted(_ level: QoSLevel) -> Int { Int(SingleWriterCounter.read(slots + level.rawValue)) }
     func ran(_ level: QoSLevel) -> Int { Int(SingleWriterCounter.read(slots + QoSLevel.count + level.rawValue)) }
@@ -43,6 +56,7 @@ final class CounterRegistry: @unchecked Sendable {
     private var retiredSubmitted = Array(repeating: 0, count: QoSLevel.count)
     private var retiredRan = Array(repeating: 0, count: QoSLevel.count)
     private var retiredSpins = 0
+    private var retiredJobs = (submitted: 0, ran: 0)
 
     func register(_ counters: ItemCounters) {
         lock.withLock { live.append(counters) }
@@ -56,22 +70,27 @@ final class CounterRegistry: @unchecked Sendable {
                 retiredRan[level.rawValue] += counters.ran(level)
             }
             retiredSpins += counters.spins
+            retiredJobs.submitted += counters.jobsSubmitted
+            retiredJobs.ran += counters.jobsRan
             live.removeAll { $0 === counters }
         }
     }
 
-    /// Totals per level: (submitted, ran).
-    func totals() -> (submitted: [Int], ran: [Int]) {
+    /// Totals per level: (submitted, ran), and Swift concurrency jobs (submitted, ran).
+    func totals() -> (submitted: [Int], ran: [Int], jobs: (submitted: Int, ran: Int)) {
         lock.withLock {
             var submitted = retiredSubmitted
             var ran = retiredRan
+            var jobs = retiredJobs
             for counters in live {
                 for level in QoSLevel.allLevels {
                     submitted[level.rawValue] += counters.submitted(level)
                     ran[level.rawValue] += counters.ran(level)
                 }
+                jobs.submitted += counters.jobsSubmitted
+                jobs.ran += counters.jobsRan
             }
-            return (submitted, ran)
+            return (submitted, ran, jobs)
         }
     }
 

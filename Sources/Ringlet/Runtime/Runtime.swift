@@ -17,6 +17,13 @@ public final class Runtime: @unchecked Sendable {
     /// a profile naming CPUs this machine lacks).
     public let placement: CorePlacement?
     let scheduler: Scheduler
+    /// Whether Ringlet is Swift concurrency's executor in this process: tasks, actors,
+    /// `async let`, task groups and `Task.sleep` run on this pool and its timers, and
+    /// `@MainActor` jobs in the main queue's FIFO. Set at start from the
+    /// `swiftConcurrency` key, where the toolchain has the executor hooks (Swift 6.3 or
+    /// later; always in Embedded Swift with a Concurrency library), and false when the
+    /// runtime started inside a task on a thread it did not create (it then says so).
+    public internal(set) var runsSwiftConcurrency = false
     /// The thread that owns the ring (io_uring or epoll) and the timers.
     let manager: ManagerThread
     var pool: WorkNodePool { scheduler.pool }
@@ -83,8 +90,14 @@ public final class Runtime: @unchecked Sendable {
         } catch {
             throw error.explained(for: configuration, poolFailed: true)
         }
+        // Before the runtime is published: jobs enqueued from now on wait for it.
+        runtime.runsSwiftConcurrency = ConcurrencyExecutors.install(configuration)
         return runtime
     }
+
+    /// Whether the calling thread is the process's main thread: the one that drains
+    /// the main queue in `dispatchMain()` and runs `@MainActor` work. O(1).
+    public static var isMainThread: Bool { ThreadContext.current.isMainThread }
 
     /// Ends the process with `status` (exit(3)). For programs, such as Embedded
     /// Swift ones, that have no C library module to call `exit` through.
@@ -115,7 +128,8 @@ public final class Runtime: @unchecked Sendable {
             reserveInUse: snapshot.activeReserve, blockedThreads: snapshot.blocked,
             parkedThreads: snapshot.parked,
             runnablePerQoS: QoSCounts(snapshot.pending), pendingPerQoS: QoSCounts(pending),
-            itemsRunPerQoS: QoSCounts(totals.ran),
+            itemsRunPerQoS: QoSCounts(totals.ran), jobsRun: totals.jobs.ran,
+            jobsPending: totals.jobs.submitted - totals.jobs.ran, swiftConcurrencyOnRinglet: runsSwiftConcurrency,
             workNodesInUse: pool.inUse, workNodesPeak: pool.peakInUse,
             workNodeCapacity: pool.capacity, workNodeExhaustionWaits: pool.exhaustionWaits,
             processThreads: ThreadControl.processThreadCount ?? -1,

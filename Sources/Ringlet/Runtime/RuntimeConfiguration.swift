@@ -87,6 +87,14 @@ public struct RuntimeConfiguration: Sendable, Equatable {
     /// `epoll`; default `.auto`: io_uring, else epoll with one line on stderr saying
     /// why). RINGLET_BACKEND overrides it. See `KernelBackend` and `Runtime.backend`.
     public var backend: BackendChoice
+    /// Ringlet is the executor of Swift concurrency (`swiftConcurrency`, default true):
+    /// when the runtime starts it installs itself as the default and main executor, so
+    /// tasks, `async let`, task groups and default actors run on the pool under strict
+    /// QoS, `@MainActor` shares the main queue's FIFO and `Task.sleep` is a window in the
+    /// manager's timers. False leaves async code to the toolchain's executor (Dispatch's
+    /// threads). No effect where the toolchain lacks the executor hooks (Swift before
+    /// 6.3), and none in Embedded Swift, where Ringlet always provides the executor.
+    public var swiftConcurrency: Bool
 
     public init(cores: Int, workersPerCore: Int = 2, reservePerCore: Int = 1,
                 lowQoSWorkers: Int? = nil, workNodes: Int = 131_072,
@@ -97,7 +105,8 @@ public struct RuntimeConfiguration: Sendable, Equatable {
                 backgroundLeewayPercent: Int = 10, backgroundLeewayMaxMilliseconds: Int = 1000,
                 utilityLeewayPercent: Int = 5, utilityLeewayMaxMilliseconds: Int = 250,
                 ioQueueDepth: Int = 64, ioChunkBytes: Int = 256 * 1024, ioRequests: Int = 256,
-                ioBufferBytes: Int = 16 << 20, sources: Int = 16_384, backend: BackendChoice = .auto) {
+                ioBufferBytes: Int = 16 << 20, sources: Int = 16_384, backend: BackendChoice = .auto,
+                swiftConcurrency: Bool = true) {
         self.cores = cores
         self.workersPerCore = workersPerCore
         self.reservePerCore = reservePerCore
@@ -121,6 +130,7 @@ public struct RuntimeConfiguration: Sendable, Equatable {
         self.ioBufferBytes = ioBufferBytes
         self.sources = sources
         self.backend = backend
+        self.swiftConcurrency = swiftConcurrency
     }
 
     /// The timer leeway policy these keys describe.

@@ -56,8 +56,19 @@ public struct RuntimeStatistics: Sendable {
     /// Items submitted (`async`, work items) and not yet finished — waiting in any
     /// queue or running — per the QoS they run at.
     public let pendingPerQoS: QoSCounts
-    /// Items run since start, per the QoS they ran at.
+    /// Items run since start, per the QoS they ran at (Swift concurrency jobs included).
     public let itemsRunPerQoS: QoSCounts
+    /// Swift concurrency jobs (task slices, actor turns) run since start by Ringlet's
+    /// executors; also counted in `itemsRunPerQoS`.
+    public let jobsRun: Int
+    /// Swift concurrency jobs enqueued on Ringlet's executors and not yet run (waiting
+    /// in a queue or a run queue, or sleeping in the timer structure); also counted in
+    /// `pendingPerQoS`.
+    public let jobsPending: Int
+    /// Whether Ringlet is the executor of Swift concurrency in this process (the
+    /// `swiftConcurrency` key, and a toolchain with the executor hooks; see
+    /// `Runtime.runsSwiftConcurrency`).
+    public let swiftConcurrencyOnRinglet: Bool
     /// Work nodes in use now: pending items in every queue, wake-ups, contended syncs.
     public let workNodesInUse: Int
     /// The most work nodes ever in use at once: the peak of pending work (items,

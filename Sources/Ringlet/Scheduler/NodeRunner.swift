@@ -1,8 +1,9 @@
 /// The scheduler's run step: runs one node taken from a root run queue or from a
 /// queue's FIFO, whatever it carries — a closure, a work item, a queue's wake-up
-/// token (which drains a batch of that queue), a contended `sync`, or one of a
-/// source's own nodes. It returns the node to the pool before the work runs, so a
-/// long item does not hold a node, and marks the thread as running that queue's
+/// token (which drains a batch of that queue), a contended `sync`, one of a
+/// source's own nodes, or a Swift concurrency job (Concurrency/JobNode.swift). It
+/// returns the node to the pool before the work runs, so a long item does not hold
+/// a node, and marks the thread as running that queue's
 /// work at the item's QoS (`ThreadContext.enter`) for the item's duration.
 ///
 /// Called by `Worker.execute` (nodes from the root run queues) and by the drains
@@ -44,6 +45,9 @@ enum NodeRunner {
             source.run(node)
             context.restore(saved)
             context.counters.countRan(priority.level)
+        case .job:
+            // The node goes back to the pool inside, before the job runs.
+            JobNode.run(node, from: queue, root: root, context: context)
         case .syncWaiter:
             let waiter = unsafeDowncast(node.pointee.takeObject().unsafelyUnwrapped, to: SyncWaiter.self)
             let borrowed = waiter.callerHolds.count
@@ -79,7 +83,7 @@ enum NodeRunner {
     /// retain here would write the queue's reference count, a cache line its
     /// producers write too.
     @inline(__always)
-    private static func owner(_ queue: DispatchQueue?, _ priority: QoSPriority,
+    static func owner(_ queue: DispatchQueue?, _ priority: QoSPriority,
                               _ root: UInt8) -> Unmanaged<DispatchQueue> {
         if let queue { return Unmanaged.passUnretained(queue) }
         if root != 0, let level = QoSLevel(rawValue: Int(root) - 1) {
@@ -89,7 +93,7 @@ enum NodeRunner {
     }
 
     @inline(__always)
-    private static func release(_ node: WorkNodeRef, _ context: ThreadContext) {
+    static func release(_ node: WorkNodeRef, _ context: ThreadContext) {
         RuntimeParts.withPool { $0.release(node, context: context) }
     }
 }

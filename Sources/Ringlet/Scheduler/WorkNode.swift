@@ -21,6 +21,10 @@ struct WorkNode {
         /// source's delivery, cancel or registration step, and the node stays the
         /// source's, to be pushed again.
         case sourceNode
+        /// A Swift concurrency job (a task's next slice, an actor's turn): the job's
+        /// address is kept in `object`'s word without a reference (Concurrency/JobNode.swift),
+        /// `ticket` says which executor runs it (`JobNode.Executor`).
+        case job
     }
 
     var next: UnsafeMutablePointer<WorkNode>?
@@ -35,7 +39,7 @@ struct WorkNode {
     var submittedRoot: UInt8 = 0
     /// For `.workItem` nodes: which submission of the item this is, so a copy pushed
     /// to raise it (see `DispatchWorkItem.wait`) and the original run it only once.
-    /// For `.sourceNode` nodes: the node's role.
+    /// For `.sourceNode` nodes: the node's role. For `.job` nodes: the executor.
     var ticket: UInt32 = 0
     var block: (() -> Void)?
     var object: AnyObject?

@@ -1,0 +1,90 @@
+import Ringlet
+import Synchronization
+
+// What the concurrency tests check on a process's real main thread, which their own
+// child processes do not have: `@MainActor` jobs and `DispatchQueue.main` items in one
+// FIFO on the main thread, driven by `dispatchMain()`. Started by ConcurrencyMainTests
+// with one argument, the scenario; exits 0 when it held, else 1 after saying what
+// failed on stdout.
+//
+//   main-actor      a task the synchronous main starts on the main actor runs on the
+//                   main thread, and so do hops to the main actor from the pool
+//   dispatch-main   @MainActor tasks and DispatchQueue.main items share one FIFO
+//
+// The main is synchronous: an async main's task is bound to the toolchain's main
+// executor before the runtime can start, so Ringlet leaves concurrency to the
+// toolchain there (ConcurrencyExecutors.install).
+
+@main
+struct ConcurrencyProbe {
+    static func main() {
+        let scenario = CommandLine.arguments.dropFirst().first ?? ""
+        do {
+            try Runtime.start(configuration: RuntimeConfiguration(cores: 2))
+        } catch {
+            fail("Runtime.start failed: \(error)")
+        }
+        guard Runtime.current.runsSwiftConcurrency else { fail("Ringlet did not install its executors") }
+        switch scenario {
+        case "main-actor":
+            Task { @MainActor in
+                if !Probe.onMainThread { fail("a @MainActor task started by main ran off the main thread") }
+                let fromPool = await Task.detached { await MainActor.run { Probe.onMainThread } }.value
+                if !fromPool { fail("a MainActor.run from the pool ran off the main thread") }
+                if !Probe.onMainThread { fail("the @MainActor task resumed off the main thread") }
+                Runtime.exit(status: 0)
+            }
+        case "dispatch-main":
+            Task.detached {
+                if let failure = await Probe.sharedFIFO() { fail(failure) }
+                Runtime.exit(status: 0)
+            }
+        default:
+            fail("unknown scenario '\(scenario)'")
+        }
+        dispatchMain()
+    }
+}
+
+enum Probe {
+    /// Whether the calling thread is the process's main thread (`dispatchPrecondition`
+    /// on the main queue holds only there, and only inside its work).
+    static var onMainThread: Bool { Runtime.isMainThread }
+
+    /// `DispatchQueue.main` items and `@MainActor` tasks submitted alternately from a
+    /// pool thread run in submission order, on the main thread.
+    static func sharedFIFO() async -> String? {
+        let log = Log()
+        let group = DispatchGroup()
+        let main = DispatchQueue.main
+        for index in 0..<200 {
+            group.enter()
+            if index % 2 == 0 {
+                main.async { log.append(index, onMain: onMainThread); group.leave() }
+            } else {
+                Task { @MainActor in log.append(index, onMain: onMainThread); group.leave() }
+            }
+        }
+        let finished = await withCheckedContinuation { continuation in
+            group.notify(queue: .global()) { continuation.resume(returning: true) }
+        }
+        if !finished { return "the main thread never ran them" }
+        if log.offMain > 0 { return "\(log.offMain) ran off the main thread" }
+        return log.values == Array(0..<200) ? nil : "main queue and main actor out of order: \(log.values.prefix(20))"
+    }
+}
+
+/// Values appended from the main thread, read after.
+final class Log: Sendable {
+    private let lock = Mutex<(values: [Int], offMain: Int)>(([], 0))
+    func append(_ value: Int, onMain: Bool) {
+        lock.withLock { $0.values.append(value); if !onMain { $0.offMain += 1 } }
+    }
+    var values: [Int] { lock.withLock { $0.values } }
+    var offMain: Int { lock.withLock { $0.offMain } }
+}
+
+func fail(_ message: String) -> Never {
+    print("probe failed: \(message)")
+    Runtime.exit(status: 1)
+}
