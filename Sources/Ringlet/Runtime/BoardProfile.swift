@@ -100,6 +100,8 @@ public struct BoardProfile: Sendable {
         case .ioRequests: return "\(c.ioRequests)"
         case .ioBufferBytes: return "\(c.ioBufferBytes)"
         case .sources: return "\(c.sources)"
+        case .dumpSignal:
+            return RuntimeConfiguration.dumpSignals.first { $0.number == c.dumpSignal }?.name ?? "off"
         }
     }
 

@@ -14,6 +14,7 @@ public enum BoardProfileKey: Int, CaseIterable, Sendable {
     case ringEntries
     case backgroundLeewayPercent, backgroundLeewayMaxMilliseconds, utilityLeewayPercent
     case utilityLeewayMaxMilliseconds, ioQueueDepth, ioChunkBytes, ioRequests, ioBufferBytes, sources
+    case dumpSignal
 
     /// What a key's value is written as.
     public enum Kind: Sendable {
@@ -63,12 +64,13 @@ public enum BoardProfileKey: Int, CaseIterable, Sendable {
         case .ioRequests: return "ioRequests"
         case .ioBufferBytes: return "ioBufferBytes"
         case .sources: return "sources"
+        case .dumpSignal: return "dumpSignal"
         }
     }
 
     public var kind: Kind {
         switch self {
-        case .board, .model, .minimumKernel, .crossTarget, .qemuMachine, .qemuCPU, .qemuMemory: return .text
+        case .board, .model, .minimumKernel, .crossTarget, .qemuMachine, .qemuCPU, .qemuMemory, .dumpSignal: return .text
         case .coreCapacities: return .integerList
         case .backgroundSchedIdle: return .boolean
         default: return .integer

@@ -40,6 +40,9 @@ coverCheckMilliseconds = 5
 ringEntries = 64
 sources = 4096
 
+# Observing: the signal that makes a running program write its dump (ringlet dump <pid>)
+dumpSignal = off
+
 # Timer leeway by QoS (never applied to .strict timers)
 backgroundLeewayPercent = 10
 backgroundLeewayMaxMilliseconds = 1000
@@ -90,6 +93,9 @@ deadlockGraceMilliseconds = 2000
 coverCheckMilliseconds = 5
 ringEntries = 64
 sources = 8192
+
+# Observing: the signal that makes a running program write its dump (ringlet dump <pid>)
+dumpSignal = off
 
 # Timer leeway by QoS (never applied to .strict timers)
 backgroundLeewayPercent = 10
@@ -143,6 +149,9 @@ coverCheckMilliseconds = 5
 ringEntries = 128
 sources = 16384
 
+# Observing: the signal that makes a running program write its dump (ringlet dump <pid>)
+dumpSignal = off
+
 # Timer leeway by QoS (never applied to .strict timers)
 backgroundLeewayPercent = 10
 backgroundLeewayMaxMilliseconds = 1000
@@ -194,6 +203,9 @@ deadlockGraceMilliseconds = 2000
 coverCheckMilliseconds = 5
 ringEntries = 128
 sources = 16384
+
+# Observing: the signal that makes a running program write its dump (ringlet dump <pid>)
+dumpSignal = off
 
 # Timer leeway by QoS (never applied to .strict timers)
 backgroundLeewayPercent = 10

@@ -55,6 +55,9 @@ coverCheckMilliseconds = 5
 ringEntries = 128
 sources = 16384
 
+# Observing: the signal that makes a running program write its dump (ringlet dump <pid>)
+dumpSignal = off
+
 # Timer leeway by QoS (never applied to .strict timers)
 backgroundLeewayPercent = 10
 backgroundLeewayMaxMilliseconds = 1000
@@ -107,6 +110,9 @@ coverCheckMilliseconds = 5
 ringEntries = 32
 sources = 1024
 
+# Observing: the signal that makes a running program write its dump (ringlet dump <pid>)
+dumpSignal = off
+
 # Timer leeway by QoS (never applied to .strict timers)
 backgroundLeewayPercent = 20
 backgroundLeewayMaxMilliseconds = 2000
@@ -157,6 +163,9 @@ deadlockGraceMilliseconds = 2000
 coverCheckMilliseconds = 5
 ringEntries = 256
 sources = 65536
+
+# Observing: the signal that makes a running program write its dump (ringlet dump <pid>)
+dumpSignal = off
 
 # Timer leeway by QoS (never applied to .strict timers)
 backgroundLeewayPercent = 10
@@ -211,6 +220,9 @@ deadlockGraceMilliseconds = 2000
 coverCheckMilliseconds = 5
 ringEntries = 64
 sources = derived
+
+# Observing: the signal that makes a running program write its dump (ringlet dump <pid>)
+dumpSignal = off
 
 # Timer leeway by QoS (never applied to .strict timers)
 backgroundLeewayPercent = 10

@@ -14,6 +14,12 @@ public class DispatchWorkItem: @unchecked Sendable {
     private let block: () -> Void
     /// The creator's QoS, used with `.assignCurrentContext`.
     let capturedPriority: QoSPriority
+    /// The breadcrumb its submissions carry instead of the submitter's (0: none):
+    /// the creator's with `.assignCurrentContext`, else the caller's of a `notify`
+    /// that will submit it, so a notification continues the activity that asked for
+    /// it, not the one that happened to finish last. Written before the item is
+    /// handed to a queue or a notification list (whose lock orders it).
+    var capturedCrumb: UInt64
     private let cancelled = Atomic<Bool>(false)
     private let lock = FutexLock()
     private let finishedEvent = FutexEvent()
@@ -33,7 +39,9 @@ public class DispatchWorkItem: @unchecked Sendable {
         self.qos = qos
         self.flags = flags
         self.block = block
-        capturedPriority = ThreadContext.current.propagatedPriority
+        let context = ThreadContext.current
+        capturedPriority = context.propagatedPriority
+        capturedCrumb = flags.contains(.assignCurrentContext) ? context.submitCrumb : 0
     }
 
     deinit {
@@ -146,6 +154,7 @@ public class DispatchWorkItem: @unchecked Sendable {
 
     /// Submits the work item `execute` to `queue` once this item has run.
     public func notify(queue: DispatchQueue, execute: DispatchWorkItem) {
+        if execute.capturedCrumb == 0 { execute.capturedCrumb = ThreadContext.current.submitCrumb }
         lock.lock()
         if finished {
             lock.unlock()
