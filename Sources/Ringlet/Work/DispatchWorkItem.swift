@@ -18,8 +18,13 @@ public class DispatchWorkItem: @unchecked Sendable {
     /// the creator's with `.assignCurrentContext`, else the caller's of a `notify`
     /// that will submit it, so a notification continues the activity that asked for
     /// it, not the one that happened to finish last. Written before the item is
-    /// handed to a queue or a notification list (whose lock orders it).
-    var capturedCrumb: UInt64
+    /// handed to a queue or a notification list; atomic (relaxed) because a program
+    /// may submit the same item from several threads while another calls `notify`.
+    var capturedCrumb: UInt64 {
+        get { capturedCrumbWord.load(ordering: .relaxed) }
+        set { capturedCrumbWord.store(newValue, ordering: .relaxed) }
+    }
+    private let capturedCrumbWord = Atomic<UInt64>(0)
     private let cancelled = Atomic<Bool>(false)
     private let lock = FutexLock()
     private let finishedEvent = FutexEvent()
@@ -41,7 +46,7 @@ public class DispatchWorkItem: @unchecked Sendable {
         self.block = block
         let context = ThreadContext.current
         capturedPriority = context.propagatedPriority
-        capturedCrumb = flags.contains(.assignCurrentContext) ? context.submitCrumb : 0
+        if flags.contains(.assignCurrentContext) { capturedCrumbWord.store(context.submitCrumb, ordering: .relaxed) }
     }
 
     deinit {
