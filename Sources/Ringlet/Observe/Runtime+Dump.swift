@@ -1,3 +1,5 @@
+import Synchronization
+
 /// The live dump: what the runtime is doing now, as text a person reads (Reliability,
 /// "Observing"). The stall watch's reports print the same thread and queue sections.
 extension Runtime {

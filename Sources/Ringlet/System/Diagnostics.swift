@@ -1,4 +1,5 @@
 import CRinglet
+import Synchronization
 
 /// Writes one line to stderr without Foundation or stdio buffering, so that messages
 /// reach the terminal even when the process is about to abort.
