@@ -142,7 +142,7 @@ extension ManagerThread {
     /// The dump signal came: the dump goes to stderr and to `DumpFile`, for
     /// `ringlet dump <pid>`. Manager thread.
     func dumpOnSignal() {
-        let text = Runtime.shared.dump()
+        let text = Runtime.shared.report()
         writeToStandardError(text)
         let path = DumpFile.path(processID: ThreadControl.processID)
         if let error = DumpFile.write(text, to: path) {

@@ -17,13 +17,13 @@ extension Runtime {
     ///
     /// A program opts into dumps on a signal with the configuration key `dumpSignal`;
     /// `ringlet dump <pid>` then asks it for one.
-    public static func dump() -> String { shared.dump() }
+    public static func dump() -> String { shared.report() }
 
     /// Writes `dump()` to stderr.
-    public static func printDump() { writeToStandardError(shared.dump()) }
+    public static func printDump() { writeToStandardError(shared.report()) }
 
     /// The report of this runtime (see `Runtime.dump()`).
-    public func dump() -> String {
+    func report() -> String {
         let snapshot = scheduler.dumpSnapshot()
         var text = "Ringlet dump of process \(ThreadControl.processID): board '\(profile?.board ?? "(a configuration)")', "
             + "\(configuration.workers) workers + \(configuration.reserve) reserve + 1 manager thread\n"
