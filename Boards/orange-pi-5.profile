@@ -38,6 +38,9 @@ coverCheckMilliseconds = 5
 ringEntries = 128
 sources = 16384
 
+# Observing: the signal that makes a running program write its dump (ringlet dump <pid>)
+dumpSignal = off
+
 # Timer leeway by QoS (never applied to .strict timers)
 backgroundLeewayPercent = 10
 backgroundLeewayMaxMilliseconds = 1000

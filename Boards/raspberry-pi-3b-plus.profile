@@ -36,6 +36,9 @@ coverCheckMilliseconds = 5
 ringEntries = 64
 sources = 8192
 
+# Observing: the signal that makes a running program write its dump (ringlet dump <pid>)
+dumpSignal = off
+
 # Timer leeway by QoS (never applied to .strict timers)
 backgroundLeewayPercent = 10
 backgroundLeewayMaxMilliseconds = 1000

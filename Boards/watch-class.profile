@@ -37,6 +37,9 @@ coverCheckMilliseconds = 5
 ringEntries = 32
 sources = 1024
 
+# Observing: the signal that makes a running program write its dump (ringlet dump <pid>)
+dumpSignal = off
+
 # Timer leeway by QoS (never applied to .strict timers)
 backgroundLeewayPercent = 20
 backgroundLeewayMaxMilliseconds = 2000

@@ -2,6 +2,9 @@
 #include "ringlet.h"
 
 #include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <string.h>
 #include <pthread.h>
 #include <stdlib.h>
 #include <sys/resource.h>
@@ -51,3 +54,35 @@ static void fork_guard_register(void) {
 void rl_fork_guard_install(void) { pthread_once(&fork_guard_once, fork_guard_register); }
 
 int rl_fork_guard_parent(void) { return fork_guard_parent; }
+
+int rl_write_file_replacing(const char *path, const char *bytes, long long count) {
+    char temporary[4096];
+    size_t length = strlen(path);
+    if (length + 5 > sizeof temporary) return -ENAMETOOLONG;
+    memcpy(temporary, path, length);
+    memcpy(temporary + length, ".tmp", 5);
+    // A stale temporary (or a symlink planted there) goes; O_EXCL|O_NOFOLLOW then
+    // refuses to write through anything that appears meanwhile.
+    unlink(temporary);
+    int fd = open(temporary, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+    if (fd < 0) return -errno;
+    while (count > 0) {
+        ssize_t n = write(fd, bytes, (size_t)count);
+        if (n < 0) {
+            if (errno == EINTR) continue;
+            int error = errno;
+            close(fd);
+            unlink(temporary);
+            return -error;
+        }
+        bytes += n;
+        count -= n;
+    }
+    close(fd);
+    if (rename(temporary, path) != 0) {
+        int error = errno;
+        unlink(temporary);
+        return -error;
+    }
+    return 0;
+}

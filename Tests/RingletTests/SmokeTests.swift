@@ -2,9 +2,10 @@ import Testing
 @testable import Ringlet
 
 @Suite struct SmokeTests {
-    /// The node is the per-item memory cost (`workNodes` × stride): keep it at 48 bytes.
-    @Test func aWorkNodeIsFortyEightBytes() {
-        #expect(MemoryLayout<WorkNode>.stride == 48)
+    /// The node is the per-item memory cost (`workNodes` × stride): keep it at 56 bytes
+    /// (48 for the work, 8 for its breadcrumb).
+    @Test func aWorkNodeIsFiftySixBytes() {
+        #expect(MemoryLayout<WorkNode>.stride == 56)
     }
 
     @Test func asyncRunsAndGroupWaits() {

@@ -43,6 +43,8 @@ private func tinyConfiguration(grace milliseconds: Int) -> RuntimeConfiguration 
         #expect(text.contains("sync onto queue 'test.deadlock.serial'"), "\(text)")
         #expect(text.contains("running work of queue 'test.deadlock.serial'"), "\(text)")
         #expect(text.contains("queue 'test.deadlock.serial':"), "pending work not listed: \(text)")
+        // The report's sections are the live dump's, breadcrumbs included.
+        #expect(text.contains("running work of queue 'test.deadlock.serial'; the item was enqueued from "), "\(text)")
     }
 
     /// Two serial queues sync onto each other and the last thread syncs onto one of

@@ -133,6 +133,10 @@ void rl_tls_set_release(rl_tls_release_fn release);
 
 /// Writes all of `bytes` to stderr (retrying EINTR and short writes).
 void rl_write_stderr(const char *bytes, long long count);
+/// Writes `count` bytes to `path` as a new file readable by the owner only (0600):
+/// to `path`.tmp (created exclusively, never through a symlink), then renamed over
+/// `path`, so a reader sees the whole file or none. 0 or -errno.
+int rl_write_file_replacing(const char *path, const char *bytes, long long count);
 /// Aborts the process with SIGABRT after flushing nothing (abort(3)).
 void rl_abort(void) __attribute__((noreturn));
 /// Ends the process with `status` (exit(3): atexit handlers run, stdio is flushed).

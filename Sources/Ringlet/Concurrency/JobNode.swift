@@ -83,9 +83,11 @@ enum JobNode {
         let priority = node.pointee.priority
         let executor = Executor(rawValue: node.pointee.ticket) ?? .global
         let job = takeJob(node)
+        let crumb = node.pointee.crumb
         NodeRunner.release(node, context)
         let owner = NodeRunner.owner(queue, priority, root)
-        let saved = context.enter(owner, at: priority)
+        // What the job submits says where it came from, as a work item's does.
+        let saved = context.enter(owner, at: priority, crumb: crumb)
         #if canImport(_Concurrency)
         JobRunner.run(job, on: executor, queue: owner)
         #else

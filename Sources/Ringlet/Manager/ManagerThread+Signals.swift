@@ -10,7 +10,7 @@ extension ManagerThread {
     func watchSignal(_ signo: Int32, _ source: DispatchSource, _ ring: Ring) {
         let index = Int(signo)
         signals.sources[index].append(source)
-        if signals.sources[index].count > 1 { return }
+        if signals.sources[index].count > 1 || signals.watched[index] != 0 { return }
         do throws(Errno) {
             try SignalCalls.install(signo)
         } catch {
@@ -25,7 +25,8 @@ extension ManagerThread {
     func unwatchSignal(_ signo: Int32, _ source: DispatchSource, _ ring: Ring) {
         let index = Int(signo)
         signals.sources[index].removeAll { $0 === source }
-        if !signals.sources[index].isEmpty { return }
+        // The dump signal stays watched for the process's life.
+        if !signals.sources[index].isEmpty || signo == configuration.dumpSignal { return }
         // The handler goes first, then what it caught meanwhile: nothing is left for a
         // later source of the same signal.
         SignalCalls.uninstall(signo)
@@ -79,6 +80,7 @@ extension ManagerThread {
 
     func post(_ count: UInt32, signal signo: Int32) {
         if count == 0 { return }
+        if signo == configuration.dumpSignal { dumpOnSignal() }
         for source in signals.sources[Int(signo)] { source.post(UInt(count)) }
     }
 }

@@ -39,7 +39,7 @@ extension ManagerThread {
         }
     }
 
-    private func makeKernelSide() -> KernelSourceSide {
+    func makeKernelSide() -> KernelSourceSide {
         KernelSourceSide(
             arm: { [unowned(unsafe) self] in armKernelEvents($0, $1) },
             disarm: { [unowned(unsafe) self] in disarmKernelEvents($0, $1) },

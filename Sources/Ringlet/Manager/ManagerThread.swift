@@ -143,6 +143,9 @@ final class ManagerThread: @unchecked Sendable {
         }
     }
 
+    /// DispatchIO's engine if a channel made it (for the live dump).
+    var ioEngineIfMade: IOEngine? { lock.withLock { ioEngine } }
+
     /// Starts the thread and waits until it owns a ring. Throws when no backend can be
     /// set up or the eventfd is refused; the error names the cause and the fix.
     func start() throws(RuntimeError) {
@@ -200,6 +203,8 @@ final class ManagerThread: @unchecked Sendable {
             started.post()
             return
         }
+        // Opted in (`dumpSignal`): the dump signal is watched from the start.
+        if configuration.dumpSignal != 0 { watchDumpSignal(ring.unsafelyUnwrapped) }
         outcome.set(nil)
         started.post()
         run(ring.unsafelyUnwrapped)

@@ -50,6 +50,7 @@ extension DispatchQueue {
                         object: workItem, group: group, context: context)
         }
         node.pointee.ticket = ticket
+        if workItem.capturedCrumb != 0 { node.pointee.crumb = workItem.capturedCrumb }
         return node
     }
 

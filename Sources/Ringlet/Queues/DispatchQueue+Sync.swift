@@ -66,7 +66,8 @@ extension DispatchQueue {
     private func runHolding(_ body: () -> Void, context: ThreadContext) {
         let outer = context.currentQueueReference
         if let outer { context.outerQueues.append(outer) }
-        let saved = context.enter(Unmanaged.passUnretained(self), at: syncPriority(context))
+        let saved = context.enter(Unmanaged.passUnretained(self), at: syncPriority(context),
+                                  crumb: context.submitCrumb)
         body()
         context.restore(saved)
         if outer != nil { context.outerQueues.removeLast() }

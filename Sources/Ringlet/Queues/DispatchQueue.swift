@@ -56,6 +56,9 @@ public final class DispatchQueue: DispatchObject, @unchecked Sendable {
     /// whether it is out.
     let embeddedToken = WorkNodeRef.allocate(capacity: 1)
     var specifics: [(key: AnyObject, value: AnyObject)] = []
+    /// This queue's number, given by `QueueRegistry` at creation (1, 2, ...; never
+    /// reused): how breadcrumbs name the queue an item came from (`Breadcrumb`).
+    var number: UInt32 = 0
     /// Links of `QueueRegistry` (under the registry's lock).
     var registryNext: Unmanaged<DispatchQueue>?
     var registryPrevious: Unmanaged<DispatchQueue>?

@@ -63,6 +63,10 @@ extension BoardProfileParser {
             case .qemuCPU: p.qemuCPU = text
             case .qemuKernel: p.qemuKernel = text
             case .backend: p.configuration.backend = RuntimeConfiguration.BackendChoice.named(text.utf8) ?? .auto
+            case .dumpSignal:
+                p.configuration.dumpSignal = RuntimeConfiguration.dumpSignals.first {
+                    $0.name.utf8.elementsEqual(text.utf8)
+                }?.number ?? 0
             default: p.qemuMemory = text
             }
             return
@@ -188,6 +192,11 @@ extension BoardProfileParser {
             let parts = bytes.split(separator: 46, omittingEmptySubsequences: false)  // '.'
             if parts.count == 2 && parts.allSatisfy({ !$0.isEmpty && $0.count <= 4 && $0.allSatisfy(isDigit) }) { return }
             throw error(.wrongType, line, key.name, "expects a kernel version major.minor such as 6.1 (got '\(text)')")
+        case .dumpSignal:
+            if bytes.elementsEqual("off".utf8)
+                || RuntimeConfiguration.dumpSignals.contains(where: { $0.name.utf8.elementsEqual(bytes) }) { return }
+            throw error(.wrongType, line, key.name, "expects off, SIGQUIT, SIGUSR1 or SIGUSR2: the signal that makes "
+                + "the runtime write its dump (got '\(text)')")
         case .qemuMemory:
             if bytes.count >= 2 && bytes.count <= 8, let unit = bytes.last, unit == 77 || unit == 71,  // 'M' 'G'
                bytes.dropLast().allSatisfy(isDigit) { return }

@@ -106,6 +106,8 @@ public struct BoardProfile: Sendable {
         case .ioBufferBytes: return "\(c.ioBufferBytes)"
         case .sources: return "\(c.sources)"
         case .backend: return c.backend.description
+        case .dumpSignal:
+            return RuntimeConfiguration.dumpSignals.first { $0.number == c.dumpSignal }?.name ?? "off"
         }
     }
 

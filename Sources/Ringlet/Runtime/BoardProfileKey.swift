@@ -14,7 +14,7 @@ public enum BoardProfileKey: Int, CaseIterable, Sendable {
     case ringEntries
     case backgroundLeewayPercent, backgroundLeewayMaxMilliseconds, utilityLeewayPercent
     case utilityLeewayMaxMilliseconds, ioQueueDepth, ioChunkBytes, ioRequests, ioBufferBytes, sources, backend
-    case swiftConcurrency
+    case swiftConcurrency, dumpSignal
 
     /// What a key's value is written as.
     public enum Kind: Sendable {
@@ -67,12 +67,14 @@ public enum BoardProfileKey: Int, CaseIterable, Sendable {
         case .sources: return "sources"
         case .backend: return "backend"
         case .swiftConcurrency: return "swiftConcurrency"
+        case .dumpSignal: return "dumpSignal"
         }
     }
 
     public var kind: Kind {
         switch self {
-        case .board, .model, .minimumKernel, .crossTarget, .qemuMachine, .qemuCPU, .qemuMemory, .qemuKernel, .backend:
+        case .board, .model, .minimumKernel, .crossTarget, .qemuMachine, .qemuCPU, .qemuMemory, .qemuKernel, .backend,
+             .dumpSignal:
             return .text
         case .coreCapacities: return .integerList
         case .backgroundSchedIdle, .swiftConcurrency: return .boolean

@@ -41,6 +41,9 @@ coverCheckMilliseconds = 5
 ringEntries = 64
 sources = 4096
 
+# Observing: the signal that makes a running program write its dump (ringlet dump <pid>)
+dumpSignal = off
+
 # Timer leeway by QoS (never applied to .strict timers)
 backgroundLeewayPercent = 10
 backgroundLeewayMaxMilliseconds = 1000
@@ -97,6 +100,9 @@ deadlockGraceMilliseconds = 2000
 coverCheckMilliseconds = 5
 ringEntries = 64
 sources = 8192
+
+# Observing: the signal that makes a running program write its dump (ringlet dump <pid>)
+dumpSignal = off
 
 # Timer leeway by QoS (never applied to .strict timers)
 backgroundLeewayPercent = 10
@@ -156,6 +162,9 @@ coverCheckMilliseconds = 5
 ringEntries = 128
 sources = 16384
 
+# Observing: the signal that makes a running program write its dump (ringlet dump <pid>)
+dumpSignal = off
+
 # Timer leeway by QoS (never applied to .strict timers)
 backgroundLeewayPercent = 10
 backgroundLeewayMaxMilliseconds = 1000
@@ -213,6 +222,9 @@ deadlockGraceMilliseconds = 2000
 coverCheckMilliseconds = 5
 ringEntries = 128
 sources = 16384
+
+# Observing: the signal that makes a running program write its dump (ringlet dump <pid>)
+dumpSignal = off
 
 # Timer leeway by QoS (never applied to .strict timers)
 backgroundLeewayPercent = 10

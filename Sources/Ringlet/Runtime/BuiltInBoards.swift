@@ -56,6 +56,9 @@ coverCheckMilliseconds = 5
 ringEntries = 128
 sources = 16384
 
+# Observing: the signal that makes a running program write its dump (ringlet dump <pid>)
+dumpSignal = off
+
 # Timer leeway by QoS (never applied to .strict timers)
 backgroundLeewayPercent = 10
 backgroundLeewayMaxMilliseconds = 1000
@@ -114,6 +117,9 @@ coverCheckMilliseconds = 5
 ringEntries = 32
 sources = 1024
 
+# Observing: the signal that makes a running program write its dump (ringlet dump <pid>)
+dumpSignal = off
+
 # Timer leeway by QoS (never applied to .strict timers)
 backgroundLeewayPercent = 20
 backgroundLeewayMaxMilliseconds = 2000
@@ -170,6 +176,9 @@ deadlockGraceMilliseconds = 2000
 coverCheckMilliseconds = 5
 ringEntries = 256
 sources = 65536
+
+# Observing: the signal that makes a running program write its dump (ringlet dump <pid>)
+dumpSignal = off
 
 # Timer leeway by QoS (never applied to .strict timers)
 backgroundLeewayPercent = 10
@@ -230,6 +239,9 @@ deadlockGraceMilliseconds = 2000
 coverCheckMilliseconds = 5
 ringEntries = 64
 sources = derived
+
+# Observing: the signal that makes a running program write its dump (ringlet dump <pid>)
+dumpSignal = off
 
 # Timer leeway by QoS (never applied to .strict timers)
 backgroundLeewayPercent = 10

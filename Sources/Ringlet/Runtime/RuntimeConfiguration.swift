@@ -95,6 +95,15 @@ public struct RuntimeConfiguration: Sendable, Equatable {
     /// threads). No effect where the toolchain lacks the executor hooks (Swift before
     /// 6.3), and none in Embedded Swift, where Ringlet always provides the executor.
     public var swiftConcurrency: Bool
+    /// The signal that makes the runtime write its live dump (`Runtime.dump()`) to
+    /// stderr and to `/tmp/ringlet-dump-<pid>.txt` without stopping the process
+    /// (`dumpSignal`: 0, off, the default; or SIGQUIT 3, SIGUSR1 10, SIGUSR2 12).
+    /// The manager thread catches it through its signalfd, so a dump comes even when
+    /// every worker is stuck. `ringlet dump <pid>` sends it and prints the file.
+    public var dumpSignal: Int32 = 0
+
+    /// The signals `dumpSignal` accepts, with their profile spelling.
+    public static let dumpSignals: [(name: String, number: Int32)] = [("SIGQUIT", 3), ("SIGUSR1", 10), ("SIGUSR2", 12)]
 
     public init(cores: Int, workersPerCore: Int = 2, reservePerCore: Int = 1,
                 lowQoSWorkers: Int? = nil, workNodes: Int = 131_072,
@@ -162,6 +171,8 @@ public struct RuntimeConfiguration: Sendable, Equatable {
         func check(_ ok: Bool, _ key: String, _ why: String) throws(RuntimeError) {
             if !ok { throw RuntimeError.invalidConfiguration(key: key, reason: why) }
         }
+        try check(dumpSignal == 0 || Self.dumpSignals.contains { $0.number == dumpSignal }, "dumpSignal",
+                  "must be off (0), SIGQUIT (3), SIGUSR1 (10) or SIGUSR2 (12) (got \(dumpSignal))")
         try check(cores >= 1 && cores <= 256, "cores", "must be 1...256 (got \(cores))")
         try check(workersPerCore >= 1 && workersPerCore <= 16, "workersPerCore",
                   "must be 1...16 (got \(workersPerCore))")

@@ -12,13 +12,14 @@ enum NodeRunner {
     static func run(_ node: WorkNodeRef, from queue: DispatchQueue?, context: ThreadContext) {
         let priority = node.pointee.priority
         let root = node.pointee.submittedRoot
+        let crumb = node.pointee.crumb
         switch node.pointee.kind {
         case .block:
             // Move the closure and group out: no reference-count traffic.
             let block = node.pointee.takeBlock()!
             let group = node.pointee.takeGroup()
             release(node, context)
-            let saved = context.enter(owner(queue, priority, root), at: priority)
+            let saved = context.enter(owner(queue, priority, root), at: priority, crumb: crumb)
             block()
             context.restore(saved)
             context.counters.countRan(priority.level)
@@ -28,7 +29,7 @@ enum NodeRunner {
             let group = node.pointee.takeGroup()
             let ticket = node.pointee.ticket
             release(node, context)
-            let saved = context.enter(owner(queue, priority, root), at: priority)
+            let saved = context.enter(owner(queue, priority, root), at: priority, crumb: crumb)
             let ran = item.invokeFromQueue(ticket: ticket)
             context.restore(saved)
             if ran { context.counters.countRan(priority.level) }
@@ -41,7 +42,7 @@ enum NodeRunner {
             // The source's own node: not released to the pool; the source may push it
             // again while it runs. `source` keeps the source alive meanwhile.
             let source = unsafeDowncast(node.pointee.object.unsafelyUnwrapped, to: DispatchSource.self)
-            let saved = context.enter(owner(queue, priority, root), at: priority)
+            let saved = context.enter(owner(queue, priority, root), at: priority, crumb: crumb)
             source.run(node)
             context.restore(saved)
             context.counters.countRan(priority.level)
@@ -52,7 +53,7 @@ enum NodeRunner {
             let waiter = unsafeDowncast(node.pointee.takeObject().unsafelyUnwrapped, to: SyncWaiter.self)
             let borrowed = waiter.callerHolds.count
             context.outerQueues.append(contentsOf: waiter.callerHolds)
-            runLentClosure(node.pointee.takeBlock()!, queue: queue, priority: priority, root: root,
+            runLentClosure(node.pointee.takeBlock()!, queue: queue, priority: priority, root: root, crumb: crumb,
                            context: context, node: node)
             context.outerQueues.removeLast(borrowed)
             // `sync` lent us its closure through withoutActuallyEscaping: our last
@@ -71,9 +72,9 @@ enum NodeRunner {
 
     @inline(never)
     private static func runLentClosure(_ block: () -> Void, queue: DispatchQueue?, priority: QoSPriority,
-                                       root: UInt8, context: ThreadContext, node: WorkNodeRef) {
+                                       root: UInt8, crumb: UInt64, context: ThreadContext, node: WorkNodeRef) {
         release(node, context)
-        let saved = context.enter(owner(queue, priority, root), at: priority)
+        let saved = context.enter(owner(queue, priority, root), at: priority, crumb: crumb)
         block()
         context.restore(saved)
     }

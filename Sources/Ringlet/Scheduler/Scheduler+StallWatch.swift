@@ -151,7 +151,10 @@ extension Scheduler {
                 name: worker.name, band: worker.band, state: worker.state, blockedOn: context?.blockedOn,
                 coveredInKernel: worker.coveredInKernel,
                 blockedQueue: blockedQueue, queueAddress: context?.currentQueueAddress ?? 0,
-                onItemFor: index < watch.workerSince.count ? now &- watch.workerSince[index] : 0))
+                onItemFor: index < watch.workerSince.count ? now &- watch.workerSince[index] : 0,
+                priority: context?.currentPriority ?? QoSPriority(.unspecified),
+                crumb: worker.state == .running || worker.state == .blocked
+                    ? context?.runningCrumb.load(ordering: .relaxed) ?? 0 : 0))
         }
         var tokens: [(queue: DispatchQueue, level: QoSLevel)] = []
         var looseItems = Array(repeating: 0, count: QoSLevel.count)

@@ -17,6 +17,10 @@ enum StallReport {
         let queueAddress: UInt
         /// Nanoseconds this thread has been on the same item (as far as the watch saw).
         let onItemFor: UInt64
+        /// The QoS of the item a running thread runs.
+        var priority = QoSPriority(.unspecified)
+        /// The breadcrumb of the item it runs (0: none).
+        var crumb: UInt64 = 0
     }
 
     struct Snapshot {
@@ -98,45 +102,11 @@ enum StallReport {
         }
     }
 
-    /// The threads and the pending work, one per line.
+    /// The threads and the pending work, one per line: the live dump's own sections
+    /// (Observe/DumpSections.swift), so a report and a dump read alike.
     private static func body(_ snapshot: Snapshot) -> String {
-        var text = "  pool threads (\(snapshot.threads.count)):\n"
-        for thread in snapshot.threads {
-            var line = "    \(thread.name) [\(thread.band.name)] "
-            switch thread.state {
-            case .blocked:
-                line += "waits on \(thread.blockedOn?.description ?? "a Ringlet wait")"
-                if let queue = thread.blockedQueue { line += ", running work of queue '\(queue.label)'" }
-            case .running:
-                line += thread.coveredInKernel ? "is blocked in the kernel (covered by the reserve) on an item"
-                    : "runs an item"
-                if let label = QueueRegistry.shared.label(ofQueueAt: thread.queueAddress) {
-                    line += " of queue '\(label)'"
-                }
-                if thread.onItemFor >= 1_000_000 { line += " (for at least \(seconds(thread.onItemFor)) s)" }
-            case .parked: line += "is parked (idle)"
-            case .searching: line += "is looking for work"
-            }
-            text += line + "\n"
-        }
-        text += "  pending work:\n"
-        var any = false
-        for thread in snapshot.threads {
-            if let queue = thread.blockedQueue, queue.hasPendingWork {
-                text += "    queue '\(queue.label)': \(queue.pendingCount) item(s) waiting behind \(thread.name)\n"
-                any = true
-            }
-        }
-        for (queue, level) in snapshot.tokens {
-            text += "    queue '\(queue.label)': \(queue.pendingCount) item(s), waiting for a thread at \(level.name)\n"
-            any = true
-        }
-        for level in QoSLevel.allLevels where snapshot.looseItems[level.rawValue] > 0 {
-            text += "    global queue at \(level.name): \(snapshot.looseItems[level.rawValue]) item(s)\n"
-            any = true
-        }
-        if !any { text += "    (none found)\n" }
-        return text
+        DumpSections.threads(snapshot.threads, heading: "pool threads", durationsKnown: true)
+            + DumpSections.pendingWork(looseItems: snapshot.looseItems, heading: "pending work")
     }
 
     /// "2.0": nanoseconds as seconds with one decimal, without floating-point printing

@@ -78,10 +78,24 @@ final class ThreadContext {
     var currentQueue: DispatchQueue? { currentQueueReference?.takeUnretainedValue() }
     /// The QoS of the item this thread runs, what `async` propagates. For threads
     /// outside the pool: userInteractive on the main thread (as on Darwin),
-    /// unspecified elsewhere.
-    var currentPriority: QoSPriority
+    /// unspecified elsewhere. In an atomic byte (relaxed: a plain load or store) so
+    /// that the live dump may read another thread's value.
+    var currentPriority: QoSPriority {
+        @inline(__always) get { QoSPriority(packed: priorityWord.load(ordering: .relaxed)) }
+        @inline(__always) set { priorityWord.store(newValue.rawValue, ordering: .relaxed) }
+    }
+    private let priorityWord = Atomic<UInt8>(0)
     /// The wait this thread is blocked in, for the deadlock report.
     var blockedOn: WaitReason?
+    /// The breadcrumb of the item this thread runs (0: none), for the dump and the
+    /// reports to read from other threads (relaxed: a plain store per item).
+    let runningCrumb = Atomic<UInt64>(0)
+    /// The breadcrumb what this thread submits now carries (`Breadcrumb`): one hop
+    /// from the running item, or the thread's own when it runs none. Own thread only.
+    var submitCrumb: UInt64
+    /// The thread's own crumb: an activity begun at the thread, for what it submits
+    /// outside any item.
+    let threadCrumb: UInt64
     /// Items this thread submitted and ran, per QoS (for `Runtime.statistics`).
     let counters = ItemCounters()
     /// Free work nodes this thread keeps (see `WorkNodePool`), linked through `next`.
@@ -91,7 +105,10 @@ final class ThreadContext {
     init(worker: Worker?) {
         self.worker = worker
         isMainThread = worker == nil && ThreadControl.threadID == ThreadControl.processID
-        currentPriority = isMainThread ? QoSPriority(.userInteractive) : QoSPriority(.unspecified)
+        threadCrumb = Breadcrumb.forThread(id: ThreadControl.threadID)
+        submitCrumb = threadCrumb
+        priorityWord.store(isMainThread ? QoSPriority(.userInteractive).rawValue : QoSPriority(.unspecified).rawValue,
+                           ordering: .relaxed)
     }
 
     /// The calling thread's context, created on first use.
@@ -145,15 +162,22 @@ final class ThreadContext {
     struct SavedState {
         let queue: Unmanaged<DispatchQueue>?
         let priority: QoSPriority
+        let runningCrumb: UInt64
+        let submitCrumb: UInt64
     }
 
     /// Marks the thread as running work of `queue` at `priority` (no retain: the
-    /// caller keeps `queue` alive until `restore`).
+    /// caller keeps `queue` alive until `restore`), for an item that carries `crumb`:
+    /// what it submits carries the next hop (`Breadcrumb.submitted(fromQueue:)`).
     @inline(__always)
-    func enter(_ queue: Unmanaged<DispatchQueue>, at priority: QoSPriority) -> SavedState {
-        let saved = SavedState(queue: currentQueueReference, priority: currentPriority)
+    func enter(_ queue: Unmanaged<DispatchQueue>, at priority: QoSPriority, crumb: UInt64) -> SavedState {
+        let saved = SavedState(queue: currentQueueReference, priority: currentPriority,
+                               runningCrumb: runningCrumb.load(ordering: .relaxed), submitCrumb: submitCrumb)
         currentQueueReference = queue
         currentPriority = priority
+        runningCrumb.store(crumb, ordering: .relaxed)
+        submitCrumb = Breadcrumb(raw: crumb == 0 ? threadCrumb : crumb)
+            .submitted(fromQueue: queue._withUnsafeGuaranteedRef { $0.number })
         itemsStarted.store(itemsStarted.load(ordering: .relaxed) &+ 1, ordering: .relaxed)
         return saved
     }
@@ -162,5 +186,7 @@ final class ThreadContext {
     func restore(_ saved: SavedState) {
         currentQueueReference = saved.queue
         currentPriority = saved.priority
+        runningCrumb.store(saved.runningCrumb, ordering: .relaxed)
+        submitCrumb = saved.submitCrumb
     }
 }

@@ -2,7 +2,7 @@
 /// from the fixed `WorkNodePool`; queues link them intrusively through `next`.
 ///
 /// Layout: the small fields come first so they share the 8 bytes after `next`;
-/// a node is 48 bytes (checked by a test).
+/// a node is 56 bytes (checked by a test), 8 of them the breadcrumb.
 struct WorkNode {
     /// What the node carries; decides how a drainer runs it.
     enum Kind: UInt8 {
@@ -45,6 +45,9 @@ struct WorkNode {
     var object: AnyObject?
     /// Left once the node has run (`async(group:)`).
     var group: DispatchGroup?
+    /// Where the item came from (`Breadcrumb`): copied from the submitting thread's
+    /// `ThreadContext.submitCrumb`; the runner hands it on to what the item submits.
+    var crumb: UInt64 = 0
 }
 
 extension WorkNode {

@@ -81,7 +81,7 @@ final class WorkNodePool: @unchecked Sendable {
         context.nodeCache = node.pointee.next
         context.nodeCacheCount -= 1
         node.initialize(to: WorkNode(next: nil, kind: kind, isBarrier: isBarrier, priority: priority,
-                                     block: block, object: object, group: group))
+                                     block: block, object: object, group: group, crumb: context.submitCrumb))
         return node
     }
 
@@ -92,7 +92,7 @@ final class WorkNodePool: @unchecked Sendable {
         context.nodeCache = node.pointee.next
         context.nodeCacheCount -= 1
         node.initialize(to: WorkNode(next: nil, kind: kind, isBarrier: false, priority: priority,
-                                     block: nil, object: object, group: nil))
+                                     block: nil, object: object, group: nil, crumb: context.submitCrumb))
         return node
     }
 

@@ -8,7 +8,9 @@ extension DispatchSource {
             if activated { return false }
             activated = true
             let nodes = WorkNodeRef.allocate(capacity: NodeRole.allCases.count)
-            for role in NodeRole.allCases { initializeNode(nodes + Int(role.rawValue), role) }
+            // The handlers continue the activity of the thread that activated the source.
+            let crumb = ThreadContext.current.submitCrumb
+            for role in NodeRole.allCases { initializeNode(nodes + Int(role.rawValue), role, crumb: crumb) }
             ownNodes = nodes
             spare = nodes + Int(NodeRole.delivery.rawValue)
             finalNode = nodes + Int(NodeRole.final.rawValue)
@@ -151,10 +153,10 @@ extension DispatchSource {
         case registration = 2
     }
 
-    private func initializeNode(_ node: WorkNodeRef, _ role: NodeRole) {
+    private func initializeNode(_ node: WorkNodeRef, _ role: NodeRole, crumb: UInt64) {
         let priority = QoSPriority(packed: eventPriority.load(ordering: .relaxed))
         node.initialize(to: WorkNode(next: nil, kind: .sourceNode, isBarrier: false, priority: priority,
-                                     block: nil, object: self, group: nil))
+                                     block: nil, object: self, group: nil, crumb: crumb))
         node.pointee.ticket = role.rawValue
     }
 

@@ -1,4 +1,5 @@
 import CRinglet
+import Synchronization
 
 /// Writes one line to stderr without Foundation or stdio buffering, so that messages
 /// reach the terminal even when the process is about to abort.
@@ -21,8 +22,19 @@ func writeToStandardError(_ message: String) {
 /// printed to stderr as "Ringlet: <message>" before SIGABRT, in every build mode and in
 /// Embedded Swift (whose `fatalError` drops its message).
 func ringletMisuse(_ message: String) -> Never {
-    writeToStandardError("Ringlet: \(message)")
+    writeToStandardError("Ringlet: \(message)" + currentItemTrail())
     rl_abort()
+}
+
+/// " (this thread runs an item of queue 'x', enqueued from 'y' ← thread main ...)",
+/// or "" when the thread runs no item: where the misusing code came from. Only tries
+/// the queue registry's lock, which the trapping thread may hold.
+private func currentItemTrail() -> String {
+    guard let context = ThreadContext.currentIfPresent else { return "" }
+    let crumb = Breadcrumb(raw: context.runningCrumb.load(ordering: .relaxed))
+    guard let chain = crumb.chainDescription(tryOnly: true) else { return "" }
+    let queue = context.currentQueue.map { " of queue '\($0.label)'" } ?? ""
+    return " (this thread runs an item\(queue), \(chain))"
 }
 
 /// Reports a broken internal invariant: a bug in Ringlet itself.

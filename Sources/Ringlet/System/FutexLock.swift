@@ -40,6 +40,9 @@ struct FutexLock: @unchecked Sendable {
         }
     }
 
+    /// Takes the lock if it is free; false without waiting otherwise.
+    func tryLock() -> Bool { rl_atomic_cas_u32(word, 0, 1) != 0 }
+
     @inline(__always)
     func unlock() {
         if rl_atomic_exchange_u32(word, 0) == 2 {

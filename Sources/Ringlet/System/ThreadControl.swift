@@ -24,6 +24,14 @@ enum ThreadControl {
     }
 
     static var threadID: Int32 { rl_thread_id() }
+
+    /// The name of thread `id` of this process (/proc/self/task/<id>/comm), or nil
+    /// when it is gone. For breadcrumbs naming the thread that submitted an item.
+    static func threadName(_ id: Int32) -> String? {
+        guard var bytes = try? MachineFiles.read(path: "/proc/self/task/\(id)/comm", limit: 64) else { return nil }
+        while let last = bytes.last, last == 10 || last == 0 { bytes.removeLast() }
+        return bytes.isEmpty ? nil : String(decoding: bytes, as: UTF8.self)
+    }
     static var processID: Int32 { rl_process_id() }
     static var onlineCPUs: Int { Int(rl_cpu_count()) }
 

@@ -95,6 +95,16 @@ struct TimerQueue {
         return Handle(slot: handle.slot, generation: entries[handle.slot].generation)
     }
 
+    /// Every armed timer, soonest deadline first (for the live dump; allocates).
+    func armedEntries() -> [(slot: Int, deadline: UInt64, leeway: UInt64, interval: UInt64)] {
+        var armed: [(slot: Int, deadline: UInt64, leeway: UInt64, interval: UInt64)] = []
+        for (slot, entry) in entries.enumerated() where entry.armed {
+            armed.append((slot, entry.deadline, entry.leeway, entry.interval))
+        }
+        armed.sort { $0.deadline < $1.deadline }
+        return armed
+    }
+
     func isLive(_ handle: Handle) -> Bool {
         handle.slot < entries.count && entries[handle.slot].armed
             && entries[handle.slot].generation == handle.generation

@@ -86,6 +86,8 @@ public class DispatchGroup: DispatchObject, @unchecked Sendable {
 
     /// Submits the work item `work` to `queue` when the count next reaches zero.
     public func notify(queue: DispatchQueue, work: DispatchWorkItem) {
+        // The notification continues the notifier's activity (Breadcrumb).
+        if work.capturedCrumb == 0 { work.capturedCrumb = ThreadContext.current.submitCrumb }
         lock.lock()
         if count.load(ordering: .acquiring) == 0 {
             lock.unlock()

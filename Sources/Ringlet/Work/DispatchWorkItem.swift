@@ -14,6 +14,17 @@ public class DispatchWorkItem: @unchecked Sendable {
     private let block: () -> Void
     /// The creator's QoS, used with `.assignCurrentContext`.
     let capturedPriority: QoSPriority
+    /// The breadcrumb its submissions carry instead of the submitter's (0: none):
+    /// the creator's with `.assignCurrentContext`, else the caller's of a `notify`
+    /// that will submit it, so a notification continues the activity that asked for
+    /// it, not the one that happened to finish last. Written before the item is
+    /// handed to a queue or a notification list; atomic (relaxed) because a program
+    /// may submit the same item from several threads while another calls `notify`.
+    var capturedCrumb: UInt64 {
+        get { capturedCrumbWord.load(ordering: .relaxed) }
+        set { capturedCrumbWord.store(newValue, ordering: .relaxed) }
+    }
+    private let capturedCrumbWord = Atomic<UInt64>(0)
     private let cancelled = Atomic<Bool>(false)
     private let lock = FutexLock()
     private let finishedEvent = FutexEvent()
@@ -33,7 +44,9 @@ public class DispatchWorkItem: @unchecked Sendable {
         self.qos = qos
         self.flags = flags
         self.block = block
-        capturedPriority = ThreadContext.current.propagatedPriority
+        let context = ThreadContext.current
+        capturedPriority = context.propagatedPriority
+        if flags.contains(.assignCurrentContext) { capturedCrumbWord.store(context.submitCrumb, ordering: .relaxed) }
     }
 
     deinit {
@@ -146,6 +159,7 @@ public class DispatchWorkItem: @unchecked Sendable {
 
     /// Submits the work item `execute` to `queue` once this item has run.
     public func notify(queue: DispatchQueue, execute: DispatchWorkItem) {
+        if execute.capturedCrumb == 0 { execute.capturedCrumb = ThreadContext.current.submitCrumb }
         lock.lock()
         if finished {
             lock.unlock()
