@@ -375,9 +375,13 @@ sim-all:
 	Boards/sim-summary.sh --header; cat .build-cross/sim/all.txt; \
 	if [ -n "$$failed" ]; then echo "sim-all: FAILED:$$failed"; exit 1; fi
 
+# Then the I/O, timer and idle rows again with Ringlet on its epoll backend (where
+# io_uring is refused, a container).
+EPOLL_BENCH_ROWS := idle-wakeups,timers,timers-window,timers-cpu,strict-lateness,io-seq-read,io-random-read,io-pipe,io-threads
 bench: deps
 	$(SWIFT) build -c release --product ringlet
 	$$($(SWIFT) build -c release --show-bin-path)/ringlet bench
+	$$($(SWIFT) build -c release --show-bin-path)/ringlet bench --backend epoll --only $(EPOLL_BENCH_ROWS)
 
 # How cost grows with the load (`ringlet bench --scale`), both runtimes; redraws the
 # chart the README shows.

@@ -53,6 +53,9 @@ struct Bench: ParsableCommand {
     @Option(help: "With --scale: also draw the curves into this SVG file.")
     var chart: String?
 
+    @Option(help: "The kernel backend Ringlet's side runs on: io_uring or epoll (default: what the runtime chooses; sets RINGLET_BACKEND for every child).")
+    var backend: String?
+
     /// Child mode of --scale: measure one side of one sweep at `--load`.
     @Option(help: .hidden)
     var sweepChild: String?
@@ -66,6 +69,9 @@ struct Bench: ParsableCommand {
                 throw ValidationError("--sweep-child needs a sweep (\(BenchSweep.allCases.map(\.rawValue).joined(separator: ", "))), "
                     + "--load N and --side dispatch|ringlet")
             }
+        }
+        if let backend, backend != "io_uring" && backend != "epoll" {
+            throw ValidationError("--backend must be io_uring or epoll (got '\(backend)')")
         }
         if chart != nil && !scaleSweep { throw ValidationError("--chart draws the curves of --scale; add --scale") }
         if let child, BenchRow(rawValue: child) == nil { throw ValidationError("unknown row '\(child)'") }
@@ -98,6 +104,8 @@ struct Bench: ParsableCommand {
     }
 
     func run() throws {
+        // The children inherit it, and so does this process's runtime (the table's head).
+        if let backend { setenv("RINGLET_BACKEND", backend, 1) }
         if let sweepChild, let sweep = BenchSweep(rawValue: sweepChild), let load,
            let side = side.flatMap(BenchSide.init(rawValue:)) {
             var out: [(String, Double)] = []
@@ -162,6 +170,7 @@ struct Bench: ParsableCommand {
         print("- Ringlet: derived configuration, \(workers) workers + \(reserve) reserve "
             + "(\(Int(shape["low_qos_workers"] ?? 0)) may run utility/background), "
             + "\(Int(shape["work_nodes"] ?? 0)) work nodes")
+        if let backend { print("- Ringlet's backend: \(backend) (--backend, RINGLET_BACKEND for every child)") }
         print("- Dispatch: the toolchain's swift-corelibs-libdispatch")
         print("- method: each side of each row runs in fresh child processes of this binary, the sides "
             + "alternating; timed rows report the best of \(scale.repetitions) run\(scale.repetitions == 1 ? "" : "s") "
