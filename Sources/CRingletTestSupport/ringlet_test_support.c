@@ -41,6 +41,8 @@ extern void __asan_init(void) __attribute__((weak));
 
 int rl_test_sanitizer_active(void) { return (__tsan_init != 0 || __asan_init != 0) ? 1 : 0; }
 
+int rl_test_address_sanitizer_active(void) { return __asan_init != 0 ? 1 : 0; }
+
 int rl_process_spawn_exit(int status, long long delay_ns) {
     pid_t pid = fork();
     if (pid < 0) return -errno;

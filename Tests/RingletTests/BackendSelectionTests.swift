@@ -98,7 +98,8 @@ import Testing
         #expect(result?.standardErrorText == "")
     }
 
-    @Test func ioUringOnlyRefusesToStartWithoutIt() async {
+    @Test(.disabled(if: addressSanitizerSkip, addressSanitizerSkipReason))
+    func ioUringOnlyRefusesToStartWithoutIt() async {
         await #expect(processExitsWith: .success) {
             unsetenv("RINGLET_BACKEND")
             SyscallFaults.inject(.ringSetup, .notPermitted, thread: SyscallFaults.anyThread)
@@ -115,7 +116,8 @@ import Testing
         }
     }
 
-    @Test func aRefusedEpollIsAnErrorNamingTheCallAndTheIoUringRefusal() async {
+    @Test(.disabled(if: addressSanitizerSkip, addressSanitizerSkipReason))
+    func aRefusedEpollIsAnErrorNamingTheCallAndTheIoUringRefusal() async {
         await #expect(processExitsWith: .success) {
             unsetenv("RINGLET_BACKEND")
             SyscallFaults.inject(.ringSetup, .notPermitted, thread: SyscallFaults.anyThread)

@@ -13,11 +13,11 @@ struct DispatchDataBoundsTests {
         return data
     }
 
-    /// Data that claims `count` bytes at a real address without touching them.
+    /// Data that claims `count` bytes at a real address without touching them (16
+    /// allocated bytes, freed with the data).
     static func huge(_ count: Int) -> DispatchData {
         let base = UnsafeMutableRawPointer.allocate(byteCount: 16, alignment: 16)
-        return DispatchData(bytesNoCopy: UnsafeRawBufferPointer(start: base, count: count),
-                            deallocator: .custom(nil, {}))
+        return DispatchData(bytesNoCopy: UnsafeRawBufferPointer(start: base, count: count), deallocator: .free)
     }
 
     @Test func anIndexOutsideTheDataTrapsWithIndexAndCount() async {

@@ -26,7 +26,8 @@ import Testing
 
     /// A process source made when the open-files limit is spent says so, with the
     /// limit's value, instead of asking for Linux 5.3.
-    @Test func aPidfdRefusedForTheOpenFilesLimitNamesIt() async {
+    @Test(.disabled(if: addressSanitizerSkip, addressSanitizerSkipReason))
+    func aPidfdRefusedForTheOpenFilesLimitNamesIt() async {
         let result = await #expect(processExitsWith: .success, observing: [\.standardErrorContent]) {
             startRuntime(RuntimeConfiguration(cores: 2))
             let child = rl_process_spawn_exit(0, 5_000_000_000)

@@ -201,7 +201,8 @@ import Testing
     /// it traps instead (the failure is only recorded inside `Runtime.shared`'s
     /// initialiser, which then calls `ringletMisuse`). And the error blamed
     /// RLIMIT_NPROC when RLIMIT_AS had refused the stacks.
-    @Test func startThrowsWhenAThreadIsRefused() async {
+    @Test(.disabled(if: addressSanitizerSkip, addressSanitizerSkipReason))
+    func startThrowsWhenAThreadIsRefused() async {
         // The child traps with "Ringlet: the runtime could not start: could not create
         // pool thread N of 128: EAGAIN ..." instead of returning the error.
         await #expect(processExitsWith: .success) { RegressionScenarios.startWithRefusedThread() }

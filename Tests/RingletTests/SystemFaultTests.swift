@@ -275,7 +275,8 @@ private func transferOnDevNull(_ body: (Int32, UnsafeMutableRawPointer) -> Wrapp
         #expect(text.contains("timerfd refused (EMFILE)"), "\(text)")
     }
 
-    @Test func aRefusedPoolIsAnErrorNamingTheKey() async {
+    @Test(.disabled(if: addressSanitizerSkip, addressSanitizerSkipReason))
+    func aRefusedPoolIsAnErrorNamingTheKey() async {
         await #expect(processExitsWith: .success) {
             SyscallFaults.inject(.reserveMemory, .noMemory)
             do throws(RuntimeError) {

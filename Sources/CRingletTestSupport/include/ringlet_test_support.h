@@ -22,6 +22,8 @@ int rl_unlink(const char *path);
 /// linked in), else 0: the tests then allow instrumented code more time and skip
 /// resident-memory measurements, which would count the sanitizer's shadow memory.
 int rl_test_sanitizer_active(void);
+/// 1 under AddressSanitizer alone.
+int rl_test_address_sanitizer_active(void);
 
 /// Forks a child that sleeps `delay_ns` then exits with `status`; its pid or -errno.
 int rl_process_spawn_exit(int status, long long delay_ns);
