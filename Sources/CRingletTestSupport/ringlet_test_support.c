@@ -2,6 +2,7 @@
 #include "ringlet_test_support.h"
 
 #include <errno.h>
+#include <dirent.h>
 #include <sched.h>
 #include <stdlib.h>
 #include <fcntl.h>
@@ -135,4 +136,27 @@ int rl_pty_open(int *master, int *slave) {
     *master = m;
     *slave = s;
     return 0;
+}
+
+int rl_test_pin_process_to_one_cpu(void) {
+    cpu_set_t allowed;
+    CPU_ZERO(&allowed);
+    if (sched_getaffinity(0, sizeof allowed, &allowed) != 0) return -errno;
+    int first = -1;
+    for (int cpu = 0; cpu < CPU_SETSIZE; cpu++)
+        if (CPU_ISSET(cpu, &allowed)) { first = cpu; break; }
+    if (first < 0) return -EINVAL;
+    cpu_set_t one;
+    CPU_ZERO(&one);
+    CPU_SET(first, &one);
+    DIR *tasks = opendir("/proc/self/task");
+    if (tasks == NULL) return -errno;
+    int pinned = 0;
+    struct dirent *entry;
+    while ((entry = readdir(tasks)) != NULL) {
+        if (entry->d_name[0] < '0' || entry->d_name[0] > '9') continue;
+        if (sched_setaffinity((pid_t)atoi(entry->d_name), sizeof one, &one) == 0) pinned++;
+    }
+    closedir(tasks);
+    return pinned;
 }

@@ -54,6 +54,9 @@ int rl_test_current_cpu(void);
 /// The calling thread's CPU affinity (sched_getaffinity(2)) as a mask of CPUs 0...63,
 /// or 0 when it cannot be read.
 unsigned long long rl_test_affinity_mask(void);
+/// Pins every thread of the process to the first CPU it may run on (sched_setaffinity(2)
+/// for each entry of /proc/self/task): the number of threads pinned, or -errno.
+int rl_test_pin_process_to_one_cpu(void);
 /// getenv(3): the value of the environment variable `name`, or NULL when unset.
 const char *rl_test_environment(const char *name);
 

@@ -37,6 +37,11 @@ final class Scheduler: @unchecked Sendable {
     let takenPerClass = UnsafeMutablePointer<UInt64>.allocate(capacity: 5)
     /// Pool threads blocked in waits without a timeout.
     var untimedBlockedCount = 0
+    /// The thread batching its wake-ups (`Scheduler+WakeBatch.swift`): its context
+    /// pointer's bits, 0 when none; and the workers it will wake at the batch's end
+    /// (touched by that thread only).
+    let wakeBatchOwner = Atomic<UInt>(0)
+    var batchedWakes: [Worker] = []
     /// The stall watch's state (Scheduler+StallWatch.swift).
     var watch = StallWatch()
     /// The kernel-cover look's memory (Scheduler+KernelCover.swift). Manager thread only.
@@ -102,7 +107,7 @@ final class Scheduler: @unchecked Sendable {
         // No thread may take it now: the stall watch looks until it is taken.
         let armWatch = wake == nil && armWatchIfIdleLocked()
         lock.unlock()
-        wake?.event.post()
+        if let wake { post(wake) }
         if armWatch { scheduleWatchTick() }
     }
 

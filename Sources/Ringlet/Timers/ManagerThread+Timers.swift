@@ -58,8 +58,15 @@ extension ManagerThread {
         }
     }
 
+    /// Runs the action of every timer whose window contains `now`; the workers these
+    /// pushes wake are woken once all are pushed (`Scheduler.beginWakeBatch`).
     func fire(at now: UInt64) {
-        for firing in timers.fire(at: now) {
+        let firings = timers.fire(at: now)
+        if firings.isEmpty { return }
+        let scheduler = RuntimeParts.shared.scheduler.takeUnretainedValue()
+        scheduler.beginWakeBatch()
+        defer { scheduler.endWakeBatch() }
+        for firing in firings {
             guard let owner = timerOwners[firing.handle.slot] else { continue }
             switch owner.target {
             case .action(let action):

@@ -1,0 +1,41 @@
+import Synchronization
+
+/// Wake-ups deferred to the end of a batch. When the manager fires a timer window it
+/// pushes one node per timer; waking a worker at the first push lets the kernel run that
+/// worker at once on a busy machine (wake-up preemption), on the manager's CPU: the
+/// worker runs one handler, finds its queue empty and parks, the manager resumes and
+/// pushes the next, and so on — measured: 200 timers every 50 ms cost 8,000 to 12,000
+/// context switches in 3 s instead of about 260, and handlers ran late. So the manager
+/// wakes the workers its pushes chose only once the whole window is pushed; a worker
+/// woken then drains it in one go. Other threads' submissions are never deferred.
+extension Scheduler {
+    /// The calling thread's pushes from now on wake their workers only at
+    /// `endWakeBatch()`. Manager thread only; batches do not nest.
+    func beginWakeBatch() {
+        _ = ThreadContext.current  // the identity compared below
+        wakeBatchOwner.store(Self.callerIdentity, ordering: .relaxed)
+    }
+
+    /// Wakes the workers the batch's pushes chose.
+    func endWakeBatch() {
+        wakeBatchOwner.store(0, ordering: .relaxed)
+        for worker in batchedWakes { worker.event.post() }
+        batchedWakes.removeAll(keepingCapacity: true)
+    }
+
+    /// Wakes `worker` now, or at the end of the calling thread's batch.
+    @inline(__always)
+    func post(_ worker: Worker) {
+        let owner = wakeBatchOwner.load(ordering: .relaxed)
+        if owner != 0 && owner == Self.callerIdentity {
+            batchedWakes.append(worker)
+        } else {
+            worker.event.post()
+        }
+    }
+
+    /// The calling thread's context pointer as bits (0: it has none yet).
+    private static var callerIdentity: UInt {
+        UInt(bitPattern: ThreadControl.contextPointer)
+    }
+}
