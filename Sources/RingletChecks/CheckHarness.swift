@@ -18,6 +18,11 @@ final class CheckHarness: @unchecked Sendable {
             print("ok   \(name)")
         }
     }
+
+    /// A check left out here, said so with the reason (never silently).
+    func skip(_ name: String, because reason: String) {
+        print("skip \(name): \(reason)")
+    }
 }
 
 /// How long a check waits for something that normally takes milliseconds: counted
