@@ -9,7 +9,7 @@ import Testing
 
 @Suite struct ConcurrencyExecutorTests {
     @Test func everyKindOfJobRunsOnPoolThreads() async {
-        let result = await #expect(processExitsWith: .success, observing: [\.standardErrorContent]) {
+        await #expect(processExitsWith: .success) {
             await ConcurrencyChild.run {
                 actor Tally {
                     var threads: [Bool] = []
@@ -32,11 +32,10 @@ import Testing
                 return off == 0 ? nil : "\(off) of \(seen.count) jobs ran on threads Ringlet did not create"
             }
         }
-        reportScenario(result)
     }
 
     @Test func tenThousandTasksAddNoThread() async {
-        let result = await #expect(processExitsWith: .success, observing: [\.standardErrorContent]) {
+        await #expect(processExitsWith: .success) {
             await ConcurrencyChild.run {
                 let before = ThreadControl.processThreadCount ?? -1
                 let peak = Peak(before)
@@ -58,11 +57,10 @@ import Testing
                     : "threads went from \(before) to \(highest) with 10,000 tasks"
             }
         }
-        reportScenario(result)
     }
 
     @Test func blockingTasksAddNoThread() async {
-        let result = await #expect(processExitsWith: .success, observing: [\.standardErrorContent]) {
+        await #expect(processExitsWith: .success) {
             await ConcurrencyChild.run {
                 let before = ThreadControl.processThreadCount ?? -1
                 let peak = Peak(before)
@@ -86,13 +84,12 @@ import Testing
                     : "threads went from \(before) to \(highest) with 256 tasks blocking 20 ms"
             }
         }
-        reportScenario(result)
     }
 
     /// One high-band worker, held by an item: the jobs queued meanwhile run most urgent
     /// first once it is free (strict QoS), whatever order they were created in.
     @Test func jobsRunInPriorityOrderUnderContention() async {
-        let result = await #expect(processExitsWith: .success, observing: [\.standardErrorContent]) {
+        await #expect(processExitsWith: .success) {
             await ConcurrencyChild.run(RuntimeConfiguration(cores: 1, workersPerCore: 2, lowQoSWorkers: 1)) {
                 let gate = Gate()
                 let held = DispatchSemaphore(value: 0)
@@ -119,11 +116,10 @@ import Testing
                 return values == [high, high, high, medium, medium, medium] ? nil : "order was \(values)"
             }
         }
-        reportScenario(result)
     }
 
     @Test func jobsAreCountedInTheStatistics() async {
-        let result = await #expect(processExitsWith: .success, observing: [\.standardErrorContent]) {
+        await #expect(processExitsWith: .success) {
             await ConcurrencyChild.run {
                 let before = Runtime.statistics
                 for _ in 0..<100 { await Task.detached(priority: .utility) {}.value }
@@ -141,11 +137,10 @@ import Testing
                 return utility >= 100 ? nil : "only \(utility) utility items counted for 100 utility tasks"
             }
         }
-        reportScenario(result)
     }
 
     @Test func theKeyTurnsTheExecutorOff() async {
-        let result = await #expect(processExitsWith: .success, observing: [\.standardErrorContent]) {
+        await #expect(processExitsWith: .success) {
             var configuration = twoCoreConfiguration()
             configuration.swiftConcurrency = false
             await MainActor.run { startRuntime(configuration) }
@@ -154,7 +149,6 @@ import Testing
             if onPool { ConcurrencyChild.fail("a task ran on the pool with the key off") }
             Runtime.exit(status: 0)
         }
-        reportScenario(result)
     }
 
     /// Started inside a task on a thread of the toolchain's executor, the runtime

@@ -25,7 +25,7 @@ extension DispatchQueue {
 
 @Suite struct ConcurrencyQueueExecutorTests {
     @Test func anActorOnASerialQueueRunsThereInOrderWithItsItems() async {
-        let result = await #expect(processExitsWith: .success, observing: [\.standardErrorContent]) {
+        await #expect(processExitsWith: .success) {
             await ConcurrencyChild.run {
                 let queue = DispatchQueue(label: "test.actor-queue")
                 let actor = QueueActor(queue: queue)
@@ -46,11 +46,10 @@ extension DispatchQueue {
                 return meter.maximum <= 1 ? nil : "queue items overlapped"
             }
         }
-        reportScenario(result)
     }
 
     @Test func queuesSharingASerialTargetAreOneExclusiveContext() async {
-        let result = await #expect(processExitsWith: .success, observing: [\.standardErrorContent]) {
+        await #expect(processExitsWith: .success) {
             await ConcurrencyChild.run {
                 let target = DispatchQueue(label: "test.shared-target")
                 let a = DispatchQueue(label: "test.a", target: target)
@@ -66,7 +65,6 @@ extension DispatchQueue {
                 return waited(assumed) ? nil : "assumeIsolated from a queue sharing the target failed"
             }
         }
-        reportScenario(result)
     }
 
     /// The queue says the thread is not isolated (`isIsolatingCurrentContext`), and the
@@ -90,7 +88,7 @@ extension DispatchQueue {
     }
 
     @Test func anyQueueIsATaskExecutor() async {
-        let result = await #expect(processExitsWith: .success, observing: [\.standardErrorContent]) {
+        await #expect(processExitsWith: .success) {
             await ConcurrencyChild.run {
                 let serial = DispatchQueue(label: "test.preferred")
                 let onSerial = await withTaskExecutorPreference(serial) {
@@ -114,6 +112,5 @@ extension DispatchQueue {
                 return met ? nil : "children on a concurrent preferred queue did not overlap"
             }
         }
-        reportScenario(result)
     }
 }

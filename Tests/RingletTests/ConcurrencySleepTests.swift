@@ -6,7 +6,7 @@ import Testing
 
 @Suite struct ConcurrencySleepTests {
     @Test func sleepsNeverEndEarlyAndAreTimerWindows() async {
-        let result = await #expect(processExitsWith: .success, observing: [\.standardErrorContent]) {
+        await #expect(processExitsWith: .success) {
             await ConcurrencyChild.run {
                 let before = ThreadControl.processThreadCount ?? -1
                 let early = Recorder<String>()
@@ -29,9 +29,14 @@ import Testing
                             if slept < .milliseconds(milliseconds) { early.append("\(slept) < \(milliseconds) ms") }
                         }
                     }
-                    // While they sleep: windows in the manager's timers.
-                    _ = eventually(within: 1) { Runtime.statistics.timersArmed >= 20 }
-                    armedPeak.raise(to: Runtime.statistics.timersArmed)
+                    // While they sleep: windows in the manager's timers. The peak is the
+                    // count the condition saw: read again after it, on a loaded machine,
+                    // every sleep (5-44 ms) may already have ended.
+                    _ = eventually {
+                        let armed = Runtime.statistics.timersArmed
+                        armedPeak.raise(to: armed)
+                        return armed >= 20
+                    }
                 }
                 let after = ThreadControl.processThreadCount ?? -1
                 if !early.values.isEmpty { return "sleeps ended early: \(early.values.prefix(5))" }
@@ -39,13 +44,12 @@ import Testing
                 return after <= before ? nil : "threads went from \(before) to \(after) while tasks slept"
             }
         }
-        reportScenario(result)
     }
 
     /// A task sleeping for a minute, cancelled: it throws CancellationError at once,
     /// and its window leaves the timer structure (no wake-up a minute later).
     @Test func cancellationWakesTheSleeperAndRemovesItsWindow() async {
-        let result = await #expect(processExitsWith: .success, observing: [\.standardErrorContent]) {
+        await #expect(processExitsWith: .success) {
             await ConcurrencyChild.run {
                 let baseline = Runtime.statistics.timersArmed
                 let sleeper = Task.detached { () -> Bool in
@@ -69,6 +73,5 @@ import Testing
                 return removed ? nil : "the window stayed armed (\(Runtime.statistics.timersArmed) timers)"
             }
         }
-        reportScenario(result)
     }
 }

@@ -26,15 +26,14 @@ enum ConcurrencyChild {
         Runtime.exit(status: 0)
     }
 
+    /// Ends the child with `message` as an issue the parent shows: when the exit
+    /// expectation fails, `#expect(processExitsWith:)` returns nil, so only a
+    /// forwarded issue carries what failed to the parent's log.
     static func fail(_ message: String) -> Never {
         writeToStandardError("scenario failed: \(message)")
+        Issue.record("scenario failed: \(message)")
         Runtime.exit(status: 1)
     }
-}
-
-extension ExitTest.Result {
-    /// The child's stderr, for the parent's message.
-    var scenarioText: String { standardErrorText }
 }
 
 /// Whether the calling thread is one of Ringlet's pool threads.
@@ -43,11 +42,3 @@ var onPoolThread: Bool { ThreadContext.current.worker != nil }
 /// The kernel's id of the calling thread.
 var currentThreadID: Int32 { ThreadControl.threadID }
 
-/// Exit tests cannot capture a closure, so each test writes its own
-/// `#expect(processExitsWith: .success)`; a failing child's stderr (what failed) is in
-/// the test log. Temporarily expecting `.failure` shows it as an issue.
-func reportScenario(_ result: ExitTest.Result?, sourceLocation: SourceLocation = #_sourceLocation) {
-    if let result, result.exitStatus != .exitCode(0) {
-        Issue.record("child said: \(result.scenarioText)", sourceLocation: sourceLocation)
-    }
-}
