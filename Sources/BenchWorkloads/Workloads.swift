@@ -56,6 +56,11 @@ package enum Workloads {
         case .timers, .timersWindow, .timersCPU, .energy: out = timers(scale)
         case .strictLateness: out = strictLateness(scale)
         case .ioSequential, .ioRandom, .ioPipe, .ioThreads: out = io(scale)
+        case .taskSpawn: out = taskSpawn(scale)
+        case .actorPingPong: out = actorPingPong(scale)
+        case .taskSleep: out = taskSleep(scale)
+        case .taskThreads: out = taskThreads(scale)
+        case .mainActorP50, .mainActorP99: mainActorHops(scale)
         }
         return out + runtimeStatistics()
     }

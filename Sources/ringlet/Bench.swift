@@ -134,7 +134,7 @@ struct Bench: ParsableCommand {
         var out: [(String, Double)] = []
         let threadsBefore = benchThreadCount()
         var sampler: BenchThreadSampler?
-        if row == .threads {
+        if row == .threads || row == .taskThreads {
             // Sample from before the runtime starts: a transient thread counts too.
             sampler = BenchThreadSampler()
             sampler?.start()
@@ -281,25 +281,29 @@ struct Bench: ParsableCommand {
             target = "≤ 0"
             pass = r.map { $0 <= 0 } ?? false
         } else {
-            // Threads: Ringlet's pool and manager plus the threads that existed before it
+            // Threads (items or tasks): Ringlet's pool and manager plus the threads that existed before it
             // (main) and the sampler.
             let before = Int(ringlet["threads_before"] ?? 1)
             let limit = workers + reserve + 1 + before + 1
             target = "≤ \(limit) threads"
             pass = r.map { Int($0) <= limit } ?? false
-            notes.append("threads: limit \(limit) = \(workers) workers + \(reserve) reserve + 1 manager + \(before) "
+            notes.append("\(row.rawValue): limit \(limit) = \(workers) workers + \(reserve) reserve + 1 manager + \(before) "
                 + "thread(s) before the runtime started (main) + 1 sampler")
         }
         if ringlet.failure == nil && dispatch.failure == nil && r != nil && d != nil {
             notes += rowNotes(row, dispatch: dispatch, ringlet: ringlet, scale: scale)
         }
+        // A sleep that ended early or a hop off the main thread is wrong, whatever it cost.
+        let wrong = concurrencyFailures(row, dispatch: dispatch, ringlet: ringlet)
+        notes += wrong.notes
+        let verdict: BenchVerdict = pass && !wrong.miss ? .pass : .miss
         if let waits = ringlet["node_exhaustion_waits"], waits > 0 {
             notes.append("\(row.rawValue): Ringlet submitters waited \(Int(waits)) time(s) for a free work node "
                 + "(peak \(Int(ringlet["nodes_peak"] ?? 0)) in use)")
         }
         var line = BenchTableLine(title: row.title(scale), dispatch: show(d), ringlet: show(r),
                                   ratio: ratio.map(benchFigure) ?? "n/a", target: target,
-                                  verdict: pass ? .pass : .miss)
+                                  verdict: verdict)
         if row == .energy && [dispatch, ringlet].contains(where: { $0.failure == nil && $0["energy_available"] == 0 }) {
             // No figures to judge: neither a pass nor a miss.
             line.dispatch = "—"
@@ -392,6 +396,8 @@ struct Bench: ParsableCommand {
                 + "from /proc/self/task/*/status) while main sleeps, after 20 warm-up items and 200 ms to settle"]
         case .timers, .timersWindow, .timersCPU, .energy, .strictLateness:
             return timerNotes(row, dispatch: dispatch, ringlet: ringlet, scale: scale)
+        case .taskSpawn, .actorPingPong, .taskSleep, .taskThreads, .mainActorP50, .mainActorP99:
+            return concurrencyNotes(row, dispatch: dispatch, ringlet: ringlet, scale: scale)
         case .ioSequential, .ioRandom, .ioPipe, .ioThreads:
             return ioNotes(row, dispatch: dispatch, ringlet: ringlet, scale: scale)
         }
