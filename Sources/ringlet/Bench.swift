@@ -50,8 +50,11 @@ struct Bench: ParsableCommand {
           help: "Instead of the table: sweep each workload over growing loads (timers, read sources, queues, producers) and report the cost per unit at each, for both runtimes.")
     var scaleSweep = false
 
-    @Option(help: "With --scale: also draw the curves into this SVG file.")
+    @Option(help: "Also draw the results into this SVG file: a pair of bars per row (Dispatch and Ringlet as ratios to Dispatch, the target marked); with --scale, the curves.")
     var chart: String?
+
+    @Flag(help: "Show which row runs, n of m, and the time elapsed on stderr even when it is not a terminal (plain lines; on a terminal it is shown anyway, in place).")
+    var progress = false
 
     @Option(help: "The kernel backend Ringlet's side runs on: io_uring or epoll (default: what the runtime chooses; sets RINGLET_BACKEND for every child).")
     var backend: String?
@@ -73,7 +76,6 @@ struct Bench: ParsableCommand {
         if let backend, backend != "io_uring" && backend != "epoll" {
             throw ValidationError("--backend must be io_uring or epoll (got '\(backend)')")
         }
-        if chart != nil && !scaleSweep { throw ValidationError("--chart draws the curves of --scale; add --scale") }
         if let child, BenchRow(rawValue: child) == nil { throw ValidationError("unknown row '\(child)'") }
         if child != nil, side.flatMap(BenchSide.init(rawValue:)) == nil {
             throw ValidationError("--child needs --side dispatch|ringlet")
@@ -178,6 +180,8 @@ struct Bench: ParsableCommand {
             + "ratio = Ringlet/Dispatch, lower is better")
         print("")
 
+        var progress = BenchProgress(requested: self.progress, total: rows.count)
+        var chartRows: [BenchRatioChart.Row] = []
         let table = BenchTable(titleWidth: rows.map { $0.title(scale).count }.max() ?? 9,
                                resultWidth: rows.contains(.energy) ? BenchVerdict.unavailable.rawValue.count : 6)
         table.printHeader()
@@ -188,11 +192,12 @@ struct Bench: ParsableCommand {
         var unavailable = 0
         // Runs of a workload several rows read (the timers rows), by "workload side".
         var sharedRuns: [String: BenchChildResult] = [:]
-        for row in rows {
+        for (index, row) in rows.enumerated() {
             func measure(_ side: BenchSide, variant: String? = nil) -> BenchChildResult {
                 let shared = variant == nil && BenchRow.allCases.contains { $0 != row && $0.workload == row.workload }
                 let key = row.workload.rawValue + " " + side.rawValue
                 if shared, let run = sharedRuns[key] { return run }
+                progress.update(index, row.rawValue, side.name + (variant.map { " (\($0))" } ?? "") + " side")
                 var arguments = ["bench", "--child", row.workload.rawValue, "--side", side.rawValue]
                 if let variant { arguments += ["--variant", variant] }
                 if quick { arguments.append("--quick") }
@@ -231,6 +236,8 @@ struct Bench: ParsableCommand {
             }
             let (line, notes) = judge(row, dispatch: dispatch, ringlet: ringlet, workers: workers, reserve: reserve)
             table.printLine(line)
+            chartRows.append(BenchRatioChart.Row(title: line.title, ratio: line.ratioValue,
+                                                 target: line.targetValue, verdict: line.verdict.rawValue))
             switch line.verdict {
             case .pass: passes += 1
             case .miss: misses += 1
@@ -245,10 +252,17 @@ struct Bench: ParsableCommand {
                                               limit: workers + reserve + 1 + Int(ringlet["threads_before"] ?? 1) + 1)
             }
         }
+        progress.finish()
         print("")
         for note in details { print("- " + note) }
         if !details.isEmpty { print("") }
         if rows.contains(where: { $0.workload == .ioSequential }) { BenchIOFiles.remove(bytes: scale.ioFileBytes) }
+        if let chart {
+            let svg = BenchRatioChart(title: "ringlet bench: Ringlet / Dispatch (\(machine.cpus) CPUs, "
+                                        + "\(machine.cpuModel)\(quick ? ", --quick" : ""))", rows: chartRows).svg()
+            print(benchWriteFile(chart, svg) ? "bench: chart written to \(chart)"
+                : "bench: could not write the chart to \(chart) (errno \(errno))")
+        }
         print("bench: \(rows.count) rows, \(passes) pass, \(misses) miss"
             + (unavailable > 0 ? ", \(unavailable) not available here" : ""))
         fflush(stdout)
@@ -272,7 +286,9 @@ struct Bench: ParsableCommand {
         if let d, let r, d > 0 { ratio = r / d }
         let target: String
         let pass: Bool
+        var targetValue: Double?
         if let limitRatio = row.targetRatio {
+            targetValue = limitRatio
             target = "≤ " + benchFigure(limitRatio)
             pass = ratio.map { $0 <= limitRatio } ?? false
         } else if row == .idleWakeups || row == .timersWindow || row == .ioThreads {
@@ -280,12 +296,14 @@ struct Bench: ParsableCommand {
             // Timer window: no fire of Ringlet's may be early or late beyond leeway + 1 ms.
             target = "≤ 0"
             pass = r.map { $0 <= 0 } ?? false
+            targetValue = d.flatMap { $0 > 0 ? 0 : nil }
         } else {
             // Threads (items or tasks): Ringlet's pool and manager plus the threads that existed before it
             // (main) and the sampler.
             let before = Int(ringlet["threads_before"] ?? 1)
             let limit = workers + reserve + 1 + before + 1
             target = "≤ \(limit) threads"
+            targetValue = d.flatMap { $0 > 0 ? Double(limit) / $0 : nil }
             pass = r.map { Int($0) <= limit } ?? false
             notes.append("\(row.rawValue): limit \(limit) = \(workers) workers + \(reserve) reserve + 1 manager + \(before) "
                 + "thread(s) before the runtime started (main) + 1 sampler")
@@ -303,12 +321,13 @@ struct Bench: ParsableCommand {
         }
         var line = BenchTableLine(title: row.title(scale), dispatch: show(d), ringlet: show(r),
                                   ratio: ratio.map(benchFigure) ?? "n/a", target: target,
-                                  verdict: verdict)
+                                  verdict: verdict, ratioValue: ratio, targetValue: targetValue)
         if row == .energy && [dispatch, ringlet].contains(where: { $0.failure == nil && $0["energy_available"] == 0 }) {
             // No figures to judge: neither a pass nor a miss.
             line.dispatch = "—"
             line.ringlet = "—"
             line.ratio = "—"
+            line.ratioValue = nil
             line.verdict = .unavailable
             let packages = Int(ringlet["rapl_packages"] ?? dispatch["rapl_packages"] ?? 0)
             notes.append("energy: not available here: " + (packages == 0
