@@ -36,6 +36,10 @@ package enum BenchRow: String, CaseIterable {
     /// The next two rows read one workload (`workload`): hops from the pool to `@MainActor`.
     case mainActorP50 = "main-actor-p50"
     case mainActorP99 = "main-actor-p99"
+    /// The next three rows read one workload (`workload`): a sensor-style data logger.
+    case sensorCPU = "sensor-cpu"
+    case sensorWakeups = "sensor-wakeups"
+    case sensorEnergy = "sensor-energy-estimate"
 }
 
 /// Sizes of the workloads (`--quick` shrinks them for smoke runs).
@@ -96,6 +100,8 @@ package struct BenchScale {
     package var taskSleepToleranceNanoseconds: UInt64 = 10_000_000
     package var blockingTasks: Int
     package var mainActorHops: Int
+    /// How long the sensor workload is measured.
+    package var sensorNanoseconds: UInt64
 
     package static let full = BenchScale(
         serialItems: 1_000_000, hops: 100_000, syncCalls: 1_000_000, performIterations: 1_000_000,
@@ -106,7 +112,8 @@ package struct BenchScale {
         timerLeewayNanoseconds: 25_000_000, timersNanoseconds: 3_000_000_000, strictFires: 300,
         strictIntervalNanoseconds: 10_000_000, ioFileBytes: 256 << 20, ioRandomReads: 65_536, ioInFlight: 64,
         ioPipeBytes: 256 << 20, ioRepetitions: 3, spawnTasks: 1_000_000, actorRoundTrips: 200_000,
-        concurrencyRepetitions: 3, taskSleeps: 20, blockingTasks: 256, mainActorHops: 10_000)
+        concurrencyRepetitions: 3, taskSleeps: 20, blockingTasks: 256, mainActorHops: 10_000,
+        sensorNanoseconds: 5_000_000_000)
 
     package static let quick = BenchScale(
         serialItems: 100_000, hops: 10_000, syncCalls: 100_000, performIterations: 100_000,
@@ -117,5 +124,6 @@ package struct BenchScale {
         timerLeewayNanoseconds: 25_000_000, timersNanoseconds: 1_000_000_000, strictFires: 100,
         strictIntervalNanoseconds: 10_000_000, ioFileBytes: 32 << 20, ioRandomReads: 8192, ioInFlight: 64,
         ioPipeBytes: 32 << 20, ioRepetitions: 1, spawnTasks: 100_000, actorRoundTrips: 20_000,
-        concurrencyRepetitions: 1, taskSleeps: 5, blockingTasks: 64, mainActorHops: 1000)
+        concurrencyRepetitions: 1, taskSleeps: 5, blockingTasks: 64, mainActorHops: 1000,
+        sensorNanoseconds: 1_000_000_000)
 }

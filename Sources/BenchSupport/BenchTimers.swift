@@ -83,9 +83,11 @@ func benchProcessCPUTime() -> (user: UInt64, system: UInt64) {
 
 // MARK: Energy (RAPL)
 
-/// The RAPL package domains, /sys/class/powercap/intel-rapl:N (the "intel-rapl:N:M"
-/// subdomains are parts of a package and would count twice). The same powercap driver
-/// serves AMD Zen. Since Linux 5.10 energy_uj is readable by root only (CVE-2020-8694).
+/// The RAPL package domains, /sys/class/powercap/intel-rapl:N — or amd-rapl:N, the name
+/// some kernels give AMD Zen's packages (others serve Zen as intel-rapl:N too); the
+/// "…:N:M" subdomains are parts of a package and would count twice, and
+/// "intel-rapl-mmio:N" repeats a package through another interface. Since Linux 5.10
+/// energy_uj is readable by root only (CVE-2020-8694): `read()` then gives nil.
 struct BenchEnergyMeter {
     var packages: [String] = []
 
@@ -95,7 +97,7 @@ struct BenchEnergyMeter {
             let name = withUnsafeBytes(of: entry.pointee.d_name) { raw in
                 String(decoding: raw.prefix { $0 != 0 }, as: UTF8.self)
             }
-            if name.hasPrefix("intel-rapl:") && name.split(separator: ":").count == 2 {
+            if (name.hasPrefix("intel-rapl:") || name.hasPrefix("amd-rapl:")) && name.split(separator: ":").count == 2 {
                 packages.append("/sys/class/powercap/" + name)
             }
         }

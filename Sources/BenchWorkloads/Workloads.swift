@@ -61,6 +61,7 @@ package enum Workloads {
         case .taskSleep: out = taskSleep(scale)
         case .taskThreads: out = taskThreads(scale)
         case .mainActorP50, .mainActorP99: mainActorHops(scale)
+        case .sensorCPU, .sensorWakeups, .sensorEnergy: out = sensor(scale)
         }
         return out + runtimeStatistics()
     }

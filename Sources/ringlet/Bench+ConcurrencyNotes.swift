@@ -78,3 +78,37 @@ extension Bench {
         return (notes, broken)
     }
 }
+
+extension Bench {
+    /// The detail notes of the sensor rows (both sides succeeded): what the workload did
+    /// on each side, its RAPL energy where readable, and the model behind the estimate.
+    func sensorNotes(_ row: BenchRow, dispatch: BenchChildResult, ringlet: BenchChildResult,
+                     scale: BenchScale) -> [String] {
+        func int(_ result: BenchChildResult, _ key: String) -> Int { Int(result[key] ?? 0) }
+        func side(_ name: String, _ result: BenchChildResult) -> String {
+            var text = "\(name) \(int(result, "switches")) switches (\(int(result, "threads_woken")) threads woke), "
+                + "CPU " + benchFigure((result["cpu_ns"] ?? 0) / 1e6) + " ms; \(int(result, "samples")) samples, "
+                + "\(int(result, "log_writes")) log records, \(int(result, "summary_writes")) summaries, "
+                + "\(int(result, "device_reads")) reads of \(int(result, "device_writes")) device writes"
+            if result["energy_available"] == 1 {
+                text += "; RAPL " + benchFigure((result["energy_uj"] ?? 0) / 1000) + " mJ"
+            }
+            return text
+        }
+        switch row {
+        case .sensorCPU:
+            return ["sensor: timers at 50 Hz user-initiated, 10 Hz utility (a 64-byte log record each) and 1 Hz "
+                + "background (a 1 KiB summary file), leeway a tenth of the interval, and a read source on a pipe "
+                + "a device thread feeds every 100 ms, measured over "
+                + "\(scale.sensorNanoseconds / 1_000_000_000) s (every thread but main, the device thread's "
+                + "wake-ups included on both sides): " + side("Dispatch", dispatch) + "; " + side("Ringlet", ringlet)]
+        case .sensorEnergy:
+            return ["sensor-energy-estimate: a model, not a measurement: E = CPU seconds × "
+                + benchFigure(BenchEnergyModel.activeWatts) + " W + wake-ups × "
+                + benchFigure(BenchEnergyModel.wakeJoules * 1e6) + " µJ (the Measuring article, \"The energy "
+                + "estimate\")"]
+        default:
+            return []
+        }
+    }
+}

@@ -331,8 +331,10 @@ struct Bench: ParsableCommand {
             line.verdict = .unavailable
             let packages = Int(ringlet["rapl_packages"] ?? dispatch["rapl_packages"] ?? 0)
             notes.append("energy: not available here: " + (packages == 0
-                ? "no RAPL package domain under /sys/class/powercap (intel-rapl:N)"
-                : "\(packages) RAPL package(s) but energy_uj is not readable (root only since Linux 5.10)"))
+                ? "no RAPL package domain under /sys/class/powercap (intel-rapl:N or amd-rapl:N); the "
+                    + "sensor rows estimate energy from CPU time and wake-ups instead"
+                : "\(packages) RAPL package(s) but energy_uj is not readable (root only since Linux 5.10); the "
+                    + "sensor rows estimate energy from CPU time and wake-ups instead"))
         }
         return (line, notes)
     }
@@ -413,6 +415,8 @@ struct Bench: ParsableCommand {
             return ["idle: Dispatch " + side(dispatch) + " — its manager thread, in epoll_wait, wakes about once "
                 + "a second, and idle workers exit after ~5 s; Ringlet " + side(ringlet) + ". Every thread but main is counted (voluntary + nonvoluntary context switches "
                 + "from /proc/self/task/*/status) while main sleeps, after 20 warm-up items and 200 ms to settle"]
+        case .sensorCPU, .sensorWakeups, .sensorEnergy:
+            return sensorNotes(row, dispatch: dispatch, ringlet: ringlet, scale: scale)
         case .timers, .timersWindow, .timersCPU, .energy, .strictLateness:
             return timerNotes(row, dispatch: dispatch, ringlet: ringlet, scale: scale)
         case .taskSpawn, .actorPingPong, .taskSleep, .taskThreads, .mainActorP50, .mainActorP99:

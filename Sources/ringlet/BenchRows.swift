@@ -62,6 +62,11 @@ extension BenchRow {
             return "peak threads, \(scale.blockingTasks) tasks blocking \(scale.blockingNanoseconds / 1_000_000) ms"
         case .mainActorP50: return "hop to @MainActor from a task: p50 latency, µs"
         case .mainActorP99: return "hop to @MainActor from a task: p99 latency, µs"
+        case .sensorCPU:
+            return "sensor logger: CPU time (user + sys) in \(scale.sensorNanoseconds / 1_000_000_000) s, ms"
+        case .sensorWakeups: return "sensor logger: wake-ups (context switches) per second"
+        case .sensorEnergy:
+            return "sensor logger: energy ESTIMATE in \(scale.sensorNanoseconds / 1_000_000_000) s (model), mJ"
         }
     }
 
@@ -96,6 +101,8 @@ extension BenchRow {
         // toolchain's peak.
         case .taskThreads: return nil
         case .mainActorP50, .mainActorP99: return 1.0
+        // The issue sets no target: Ringlet must at least not cost more.
+        case .sensorCPU, .sensorWakeups, .sensorEnergy: return 1.0
         }
     }
 
@@ -121,6 +128,9 @@ extension BenchRow {
         case .taskThreads: return "peak"
         case .mainActorP50: return "p50_ns"
         case .mainActorP99: return "p99_ns"
+        case .sensorCPU: return "cpu_ns"
+        case .sensorWakeups: return "wakeups_per_s"
+        case .sensorEnergy: return "energy_estimate_uj"
         }
     }
 
@@ -136,6 +146,7 @@ extension BenchRow {
         // One round each: the concurrency rows keep `make bench` within a minute longer
         // (and the two main-actor rows read one run).
         case .taskSpawn, .actorPingPong, .taskSleep, .taskThreads, .mainActorP50, .mainActorP99: return 1
+        case .sensorCPU, .sensorWakeups, .sensorEnergy: return 1
         }
     }
 
@@ -154,6 +165,9 @@ extension BenchRow {
         case .taskSpawn, .actorPingPong: return benchFigure(value)
         case .taskSleep, .taskThreads: return benchFixed(value, 0)
         case .mainActorP50, .mainActorP99: return benchFigure(value / 1000)
+        case .sensorCPU: return benchFigure(value / 1_000_000)
+        case .sensorWakeups: return benchFigure(value)
+        case .sensorEnergy: return benchFigure(value / 1000)
         }
     }
 
@@ -165,6 +179,7 @@ extension BenchRow {
         case .ioSequential, .ioRandom, .ioPipe, .ioThreads: return .ioSequential
         case .blockingWall: return .threads
         case .mainActorP50, .mainActorP99: return .mainActorP99
+        case .sensorCPU, .sensorWakeups, .sensorEnergy: return .sensorCPU
         default: return self
         }
     }
@@ -181,6 +196,7 @@ extension BenchRow {
             return 30 + Int(UInt64(scale.strictFires) * scale.strictIntervalNanoseconds / 1_000_000_000)
         case .ioSequential, .ioRandom, .ioPipe, .ioThreads: return 300
         case .taskSpawn: return 60
+        case .sensorCPU, .sensorWakeups, .sensorEnergy: return 30 + Int(scale.sensorNanoseconds / 1_000_000_000)
         case .taskSleep:
             return 30 + Int(UInt64(scale.taskSleeps) * scale.taskSleepNanoseconds / 1_000_000_000)
         case .taskThreads:
