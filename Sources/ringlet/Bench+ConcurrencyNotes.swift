@@ -25,7 +25,9 @@ extension Bench {
                 + "another in one task; runs (ns per task): Dispatch \(runs(dispatch)); Ringlet \(runs(ringlet))")
         case .actorPingPong:
             notes.append("actor-ping-pong: one actor awaits a method of another \(benchCount(scale.actorRoundTrips)) "
-                + "times (2 hops each); runs (ns per hop): Dispatch \(runs(dispatch)); Ringlet \(runs(ringlet))")
+                + "times (2 hops each); runs (ns per hop): Dispatch \(runs(dispatch)); Ringlet \(runs(ringlet)); an idle "
+                + "actor is entered on the calling thread without any executor, so both sides measure the Swift "
+                + "runtime's actor switch")
         case .taskSleep:
             func side(_ result: BenchChildResult) -> String {
                 "\(int(result, "switches")) switches (\(int(result, "voluntary")) voluntary, "
@@ -71,7 +73,12 @@ extension Bench {
                 broken = broken || name == "Ringlet"
             }
             if row == .mainActorP99 || row == .mainActorP50, result["ran_on_main_thread"] == 0 {
-                notes.append("\(row.rawValue): \(name): the @MainActor closure ran OFF the main thread")
+                // Both rows read one run: said once, under the second.
+                if row == .mainActorP99 {
+                    notes.append("main-actor: \(name): the @MainActor closure ran OFF the main thread"
+                        + (name == "Dispatch" ? " (on Linux, dispatchMain() ends the main thread and a pool thread "
+                            + "serves the main queue)" : ""))
+                }
                 broken = broken || name == "Ringlet"
             }
         }
