@@ -94,14 +94,22 @@ struct Bench: ParsableCommand {
         }
     }
 
-    /// Child mode: overrides the item count of the serial-async rows (instruction counts
-    /// under callgrind: run two counts and divide the difference by the items between).
+    /// Child mode: overrides the item count of the serial-async rows, and the tasks,
+    /// actor round trips and main-actor hops of the concurrency rows (instruction counts
+    /// under callgrind: run two counts and divide the difference by the items between;
+    /// or a shorter run).
     @Option(help: .hidden)
     var items: Int?
 
     private var scale: BenchScale {
         var scale: BenchScale = quick ? .quick : .full
-        if let items { scale.serialItems = items }
+        if let items {
+            scale.serialItems = items
+            scale.spawnTasks = items
+            scale.tasksPerGroup = min(scale.tasksPerGroup, max(items, 1))
+            scale.actorRoundTrips = items
+            scale.mainActorHops = items
+        }
         return scale
     }
 
@@ -235,6 +243,7 @@ struct Bench: ParsableCommand {
                     + "Dispatch \(list(.dispatch)); Ringlet \(list(.ringlet))")
             }
             let (line, notes) = judge(row, dispatch: dispatch, ringlet: ringlet, workers: workers, reserve: reserve)
+            progress.clear()
             table.printLine(line)
             chartRows.append(BenchRatioChart.Row(title: line.title, ratio: line.ratioValue,
                                                  target: line.targetValue, verdict: line.verdict.rawValue))

@@ -32,9 +32,18 @@ struct BenchProgress {
         shown = true
     }
 
+    /// Before a line goes to stdout: clears the in-place line, so that a table line on
+    /// the same terminal does not land behind it (the next `update` draws it again).
+    mutating func clear() {
+        guard inPlace, shown else { return }
+        fputs("\r\u{1B}[K", stderr)
+        fflush(stderr)
+        shown = false
+    }
+
     /// After the last row: clears the in-place line, or says how long the run took.
     mutating func finish() {
-        guard enabled, shown else { return }
+        guard enabled, shown || !inPlace else { return }
         let elapsed = Double(benchNow() - start) / 1e9
         fputs(inPlace ? "\r\u{1B}[K" : "bench: done, \(total) rows in \(benchFixed(elapsed, 1)) s\n", stderr)
         fflush(stderr)
