@@ -85,6 +85,15 @@ package struct BenchRatioChart {
         return out + "</svg>\n"
     }
 
+    /// Writes `svg()` to `path` (created or truncated); false when it could not (errno
+    /// says why).
+    package func write(to path: String) -> Bool {
+        guard let file = fopen(path, "w") else { return false }
+        let bytes = Array(svg().utf8)
+        let written = fwrite(bytes, 1, bytes.count, file)
+        return fclose(file) == 0 && written == bytes.count
+    }
+
     private func label(_ decade: Double) -> String {
         switch Int(decade) {
         case ..<0: return "0." + String(repeating: "0", count: -Int(decade) - 1) + "1"

@@ -267,9 +267,9 @@ struct Bench: ParsableCommand {
         if !details.isEmpty { print("") }
         if rows.contains(where: { $0.workload == .ioSequential }) { BenchIOFiles.remove(bytes: scale.ioFileBytes) }
         if let chart {
-            let svg = BenchRatioChart(title: "ringlet bench: Ringlet / Dispatch (\(machine.cpus) CPUs, "
-                                        + "\(machine.cpuModel)\(quick ? ", --quick" : ""))", rows: chartRows).svg()
-            print(benchWriteFile(chart, svg) ? "bench: chart written to \(chart)"
+            let drawing = BenchRatioChart(title: "ringlet bench: Ringlet / Dispatch (\(machine.cpus) CPUs, "
+                                            + "\(machine.cpuModel)\(quick ? ", --quick" : ""))", rows: chartRows)
+            print(drawing.write(to: chart) ? "bench: chart written to \(chart)"
                 : "bench: could not write the chart to \(chart) (errno \(errno))")
         }
         print("bench: \(rows.count) rows, \(passes) pass, \(misses) miss"

@@ -2,6 +2,7 @@
 // with a pair of bars (Dispatch, Ringlet) and a target mark per measured row, a line
 // that says so for a row without figures, and text escaped.
 import BenchSupport
+import Glibc
 import Testing
 
 @Suite struct BenchRatioChartTests {
@@ -36,6 +37,27 @@ import Testing
         #expect(widths.count == 6)
         #expect(widths[0] == widths[2] && widths[2] == widths[4], "Dispatch is 1 in every row")
         #expect(widths[3] < widths[1] && widths[1] < widths[0] && widths[5] > widths[4], "\(widths)")
+    }
+
+    /// `ringlet bench --chart FILE` writes the chart through `write(to:)`: the file holds
+    /// the document, a bar pair per measured row.
+    @Test func theChartFileIsWrittenWithABarPairPerRow() throws {
+        let path = "/tmp/ringlet-bench-chart-test-\(getpid()).svg"
+        defer { unlink(path) }
+        #expect(chart.write(to: path))
+        let file = try #require(fopen(path, "r"))
+        var bytes: [UInt8] = []
+        var buffer = [UInt8](repeating: 0, count: 4096)
+        while true {
+            let n = fread(&buffer, 1, buffer.count, file)
+            if n == 0 { break }
+            bytes += buffer[0..<n]
+        }
+        fclose(file)
+        let text = String(decoding: bytes, as: UTF8.self)
+        #expect(text == chart.svg())
+        #expect(count("class=\"bar\"", in: text) == 6)
+        #expect(!chart.write(to: "/nonexistent-directory/chart.svg"), "an unwritable path is reported")
     }
 
     @Test func textIsEscaped() {
