@@ -18,7 +18,7 @@ final class TraceRecorder: @unchecked Sendable {
     private var path: String?
     private var eventsPerThread = 0
     /// CLOCK_MONOTONIC at start: the trace's time zero.
-    private(set) var startNanoseconds: UInt64 = 0
+    private var startNanoseconds: UInt64 = 0
     private let on = Atomic<Bool>(false)
 
     /// Whether the runtime traces (fixed at start).
@@ -60,7 +60,8 @@ final class TraceRecorder: @unchecked Sendable {
 
     /// Writes the trace file (`TraceJSON`) to `path`; nil or the errno.
     func write(to path: String) -> Errno? {
-        DumpFile.write(TraceJSON.document(lanes: lanes, zero: startNanoseconds), to: path)
+        let zero = lock.withLock { startNanoseconds }
+        return DumpFile.write(TraceJSON.document(lanes: lanes, zero: zero), to: path)
     }
 
     /// The atexit hook: writes the file named at start and says so on stderr.
