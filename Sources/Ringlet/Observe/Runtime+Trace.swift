@@ -10,7 +10,7 @@ extension Runtime {
     /// `off`, else the configuration's `trace`.
     static func tracePath(_ configuration: RuntimeConfiguration) -> String? {
         if let variable = ThreadControl.environment("RINGLET_TRACE"), !variable.isEmpty {
-            return variable == "off" ? nil : variable
+            return variable.utf8.elementsEqual("off".utf8) ? nil : variable
         }
         return configuration.trace
     }

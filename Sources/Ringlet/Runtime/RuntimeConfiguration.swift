@@ -112,7 +112,13 @@ public struct RuntimeConfiguration: Sendable, Equatable {
     /// process exits through exit(3) or a return from `main` (`Runtime.exit` too), or
     /// on demand with `Runtime.writeTrace(to:)`. Off, the cost is one branch per
     /// traced point. The Observing article describes the file and `ringlet trace`.
-    public var trace: String?
+    public var trace: String? {
+        get { traceFile?.path }
+        set { traceFile = newValue.map(TraceFileName.init) }
+    }
+    /// `trace`, stored so that the synthesized `==` compares it byte by byte: String's
+    /// own `==` needs Unicode normalization tables, which Embedded Swift builds lack.
+    private var traceFile: TraceFileName?
     /// Events each thread's trace ring holds (`traceEvents`, 16...16777216, rounded up
     /// to a power of two; 32 bytes each): when a ring is full its oldest events are
     /// overwritten and the file says how many were dropped. Memory only while tracing.
@@ -306,4 +312,11 @@ public enum RuntimeError: Error, CustomStringConvertible {
                 + "'workersPerCore'/'reservePerCore' or 'workerStackBytes', or raise the limit"
         }
     }
+}
+
+/// A trace file's path compared as bytes (`RuntimeConfiguration.trace`).
+struct TraceFileName: Equatable, Sendable {
+    let path: String
+
+    static func == (left: TraceFileName, right: TraceFileName) -> Bool { left.path.utf8.elementsEqual(right.path.utf8) }
 }
