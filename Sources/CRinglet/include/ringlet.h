@@ -131,6 +131,9 @@ int rl_thread_state(int tid);
 /// whose name starts with `name_prefix` ("" for all), from /proc/self/task/*/status;
 /// -errno when /proc is unreadable.
 long long rl_context_switches(const char *name_prefix);
+/// The voluntary ones alone (a thread that blocked or parked), which another
+/// process's load on the CPU does not add to, unlike preemptions.
+long long rl_voluntary_context_switches(const char *name_prefix);
 /// Resources for rl_resource_limit (mapped to RLIMIT_* in C, which differ between
 /// architectures).
 #define RL_LIMIT_ADDRESS_SPACE 0   /* RLIMIT_AS */
