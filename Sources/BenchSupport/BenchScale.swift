@@ -7,6 +7,8 @@ package enum BenchRow: String, CaseIterable {
     case serialAsync = "serial-async"
     case serialAsyncGroup = "serial-async-group"
     case serialAsyncProducers = "serial-async-producers"
+    /// serial-async with Ringlet's trace timeline on (`RINGLET_TRACE`): what tracing costs.
+    case serialAsyncTraced = "serial-async-traced"
     case pingPong = "ping-pong"
     case sync = "sync"
     case concurrentPerform = "concurrent-perform"

@@ -44,7 +44,7 @@ package enum Workloads {
     package static func run(_ row: BenchRow, _ scale: BenchScale, variant: String?) -> [(String, Double)] {
         let out: [(String, Double)]
         switch row {
-        case .serialAsync: out = serialAsync(scale)
+        case .serialAsync, .serialAsyncTraced: out = serialAsync(scale)
         case .serialAsyncGroup: out = serialAsync(scale, group: DispatchGroup())
         case .serialAsyncProducers: out = serialAsyncProducers(scale)
         case .pingPong: out = pingPong(scale)

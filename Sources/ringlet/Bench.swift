@@ -209,7 +209,17 @@ struct Bench: ParsableCommand {
                 var arguments = ["bench", "--child", row.workload.rawValue, "--side", side.rawValue]
                 if let variant { arguments += ["--variant", variant] }
                 if quick { arguments.append("--quick") }
-                let run = benchRunChild(executable, arguments, timeoutSeconds: row.timeoutSeconds(scale))
+                // The traced row's Ringlet child writes its trace at exit to a file of
+                // this process's, removed once read (the parent's own runtime started
+                // long before: setting the variable here does not trace it).
+                let trace = row == .serialAsyncTraced && side == .ringlet ? "/tmp/ringlet-bench-\(getpid()).trace.json" : nil
+                if let trace { setenv("RINGLET_TRACE", trace, 1) }
+                var run = benchRunChild(executable, arguments, timeoutSeconds: row.timeoutSeconds(scale))
+                if let trace {
+                    unsetenv("RINGLET_TRACE")
+                    if access(trace, F_OK) != 0 && run.failure == nil { run.failure = "no trace file was written" }
+                    unlink(trace)
+                }
                 if shared { sharedRuns[key] = run }
                 return run
             }
@@ -303,7 +313,7 @@ struct Bench: ParsableCommand {
         func mib(_ value: Double?) -> String { value.map { benchFigure($0 / 1_048_576) + " MiB" } ?? "?" }
         func seconds(_ value: Double?) -> String { value.map { benchFigure($0 / 1e9) + " s" } ?? "?" }
         switch row {
-        case .serialAsync, .serialAsyncGroup, .serialAsyncProducers, .pingPong, .sync, .concurrentPerform:
+        case .serialAsync, .serialAsyncGroup, .serialAsyncProducers, .serialAsyncTraced, .pingPong, .sync, .concurrentPerform:
             return ["\(row.rawValue): runs of the best round (ns per unit): Dispatch \(runs(dispatch)); Ringlet \(runs(ringlet))"]
         case .blockingWall:
             return ["blocking-wall: the same run as the threads row; Ringlet's reserve covers the workers the stall "
