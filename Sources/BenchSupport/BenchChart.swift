@@ -117,7 +117,7 @@ package struct BenchChart {
     private func escape(_ text: String) -> String { BenchSVG.escape(text) }
 }
 
-/// The SVG text both charts write (BenchChart, BenchRatioChart).
+/// The SVG text the charts write (BenchChart, BenchRatioChart, TraceChart).
 enum BenchSVG {
     static func text(_ x: Double, _ y: Double, _ content: String, size: Int = 12, weight: String = "normal",
                      anchor: String = "start") -> String {

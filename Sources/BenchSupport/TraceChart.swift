@@ -33,9 +33,9 @@ package struct TraceChart {
         var out = "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"\(Int(Self.width))\" height=\"\(Int(height))\" "
             + "viewBox=\"0 0 \(Int(Self.width)) \(Int(height))\" font-family=\"sans-serif\" font-size=\"12\">\n"
         out += "<rect width=\"100%\" height=\"100%\" fill=\"white\"/>\n"
-        out += text(12, 22, escape(title), size: 15, weight: "bold")
+        out += BenchSVG.text(12, 22, escape(title), size: 15, weight: "bold")
         if timeline.droppedEvents > 0 {
-            out += text(plotRight, 22, "\(timeline.droppedEvents) older event(s) dropped (full rings)", anchor: "end")
+            out += BenchSVG.text(plotRight, 22, "\(timeline.droppedEvents) older event(s) dropped (full rings)", anchor: "end")
         }
         out += legend(y: 44)
         let (start, end) = timeline.span
@@ -46,17 +46,17 @@ package struct TraceChart {
             let y = Self.top + Double(index) * Self.laneHeight
             laneY[lane.tid] = y
             if index % 2 == 1 {
-                out += "<rect x=\"\(f(plotLeft))\" y=\"\(f(y))\" width=\"\(f(plotRight - plotLeft))\" "
-                    + "height=\"\(f(Self.laneHeight))\" fill=\"#f4f4f4\"/>\n"
+                out += "<rect x=\"\(BenchSVG.f(plotLeft))\" y=\"\(BenchSVG.f(y))\" width=\"\(BenchSVG.f(plotRight - plotLeft))\" "
+                    + "height=\"\(BenchSVG.f(Self.laneHeight))\" fill=\"#f4f4f4\"/>\n"
             }
-            out += "<g class=\"lane\">" + text(plotLeft - 8, y + Self.laneHeight / 2 + 4, escape(lane.name), anchor: "end")
+            out += "<g class=\"lane\">" + BenchSVG.text(plotLeft - 8, y + Self.laneHeight / 2 + 4, escape(lane.name), anchor: "end")
                 + "</g>\n"
         }
         for bar in timeline.bars {
             guard let y = laneY[bar.tid] else { continue }
             let x = px(bar.start), w = max(px(bar.end) - x, 1)
-            out += "<rect class=\"item\" x=\"\(f(x))\" y=\"\(f(y + 4))\" width=\"\(f(w))\" "
-                + "height=\"\(f(Self.laneHeight - 8))\" fill=\"\(Self.colour(of: bar.qos))\"><title>"
+            out += "<rect class=\"item\" x=\"\(BenchSVG.f(x))\" y=\"\(BenchSVG.f(y + 4))\" width=\"\(BenchSVG.f(w))\" "
+                + "height=\"\(BenchSVG.f(Self.laneHeight - 8))\" fill=\"\(Self.colour(of: bar.qos))\"><title>"
                 + escape("\(bar.label) at \(bar.qos), \(short(bar.end - bar.start)) µs") + "</title></rect>\n"
         }
         for mark in timeline.marks {
@@ -64,10 +64,10 @@ package struct TraceChart {
             let x = px(mark.time)
             let isTimer = mark.name == "timer window"
             let colour = isTimer ? Self.timerColour : Self.sourceColour
-            out += "<path class=\"\(isTimer ? "timer" : "source")\" d=\"M\(f(x - 4)),\(f(y + 2)) L\(f(x + 4)),\(f(y + 2)) "
-                + "L\(f(x)),\(f(y + 10)) Z\" fill=\"\(colour)\"><title>" + escape("\(mark.name): \(mark.detail)")
+            out += "<path class=\"\(isTimer ? "timer" : "source")\" d=\"M\(BenchSVG.f(x - 4)),\(BenchSVG.f(y + 2)) L\(BenchSVG.f(x + 4)),\(BenchSVG.f(y + 2)) "
+                + "L\(BenchSVG.f(x)),\(BenchSVG.f(y + 10)) Z\" fill=\"\(colour)\"><title>" + escape("\(mark.name): \(mark.detail)")
                 + "</title></path>\n"
-            out += "<line x1=\"\(f(x))\" y1=\"\(f(y + 10))\" x2=\"\(f(x))\" y2=\"\(f(y + Self.laneHeight - 2))\" "
+            out += "<line x1=\"\(BenchSVG.f(x))\" y1=\"\(BenchSVG.f(y + 10))\" x2=\"\(BenchSVG.f(x))\" y2=\"\(BenchSVG.f(y + Self.laneHeight - 2))\" "
                 + "stroke=\"\(colour)\"/>\n"
         }
         out += axis(start: start, duration: duration, left: plotLeft, right: plotRight, y: plotBottom)
@@ -78,13 +78,13 @@ package struct TraceChart {
         var out = ""
         var x = Self.labelWidth
         for (qos, colour) in Self.qosColours {
-            out += "<rect x=\"\(f(x))\" y=\"\(f(y - 10))\" width=\"14\" height=\"12\" fill=\"\(colour)\"/>\n"
-                + text(x + 18, y, qos)
+            out += "<rect x=\"\(BenchSVG.f(x))\" y=\"\(BenchSVG.f(y - 10))\" width=\"14\" height=\"12\" fill=\"\(colour)\"/>\n"
+                + BenchSVG.text(x + 18, y, qos)
             x += 18 + Double(qos.count) * 7 + 14
         }
         for (name, colour) in [("timer window", Self.timerColour), ("source event", Self.sourceColour)] {
-            out += "<path d=\"M\(f(x)),\(f(y - 10)) L\(f(x + 10)),\(f(y - 10)) L\(f(x + 5)),\(f(y)) Z\" "
-                + "fill=\"\(colour)\"/>\n" + text(x + 14, y, name)
+            out += "<path d=\"M\(BenchSVG.f(x)),\(BenchSVG.f(y - 10)) L\(BenchSVG.f(x + 10)),\(BenchSVG.f(y - 10)) L\(BenchSVG.f(x + 5)),\(BenchSVG.f(y)) Z\" "
+                + "fill=\"\(colour)\"/>\n" + BenchSVG.text(x + 14, y, name)
             x += 14 + Double(name.count) * 7 + 14
         }
         return out
@@ -93,7 +93,7 @@ package struct TraceChart {
     /// The time axis: 4-8 ticks at a round step (1, 2 or 5 times a power of ten),
     /// in µs or ms from the first event.
     private func axis(start: Double, duration: Double, left: Double, right: Double, y: Double) -> String {
-        var out = "<line x1=\"\(f(left))\" y1=\"\(f(y))\" x2=\"\(f(right))\" y2=\"\(f(y))\" stroke=\"black\"/>\n"
+        var out = "<line x1=\"\(BenchSVG.f(left))\" y1=\"\(BenchSVG.f(y))\" x2=\"\(BenchSVG.f(right))\" y2=\"\(BenchSVG.f(y))\" stroke=\"black\"/>\n"
         let rough = duration / 6
         let power = pow(10, floor(log10(rough)))
         let step = [1.0, 2, 5, 10].map { $0 * power }.first { $0 >= rough } ?? rough
@@ -101,22 +101,14 @@ package struct TraceChart {
         var tick = 0.0
         while tick <= duration * 1.0001 {
             let x = left + tick / duration * (right - left)
-            out += "<line x1=\"\(f(x))\" y1=\"\(f(y))\" x2=\"\(f(x))\" y2=\"\(f(y + 5))\" stroke=\"black\"/>\n"
-                + text(x, y + 18, inMilliseconds ? short(tick / 1000) : short(tick), anchor: "middle")
+            out += "<line x1=\"\(BenchSVG.f(x))\" y1=\"\(BenchSVG.f(y))\" x2=\"\(BenchSVG.f(x))\" y2=\"\(BenchSVG.f(y + 5))\" stroke=\"black\"/>\n"
+                + BenchSVG.text(x, y + 18, inMilliseconds ? short(tick / 1000) : short(tick), anchor: "middle")
             tick += step
         }
-        out += text((left + right) / 2, y + 38, inMilliseconds ? "ms since the first event" : "µs since the first event",
+        out += BenchSVG.text((left + right) / 2, y + 38, inMilliseconds ? "ms since the first event" : "µs since the first event",
                     anchor: "middle")
         return out
     }
-
-    private func text(_ x: Double, _ y: Double, _ content: String, size: Int = 12, weight: String = "normal",
-                      anchor: String = "start") -> String {
-        "<text x=\"\(f(x))\" y=\"\(f(y))\" font-size=\"\(size)\" font-weight=\"\(weight)\" "
-            + "text-anchor=\"\(anchor)\">\(content)</text>\n"
-    }
-
-    private func f(_ value: Double) -> String { String(Double(Int(value * 10)) / 10) }
 
     private func short(_ value: Double) -> String {
         value >= 100 ? String(Int(value.rounded())) : String(Double(Int(value * 100)) / 100)
