@@ -189,6 +189,14 @@ deps-cross:
 # per-function sections --gc-sections cannot drop unused runtime code. -g only fills the
 # unstripped copies, which `make sizes` reads to say which source file each function is from.
 CROSS_EMBEDDED_TRIPLE := $(if $(filter x86_64,$(CROSS_ARCH)),x86_64-unknown-none-elf,$(CROSS_ARCH)-none-none-elf)
+# Where the toolchain has Embedded Swift's Concurrency library for the board's own triple
+# (6.3.1: x86_64-unknown-linux-gnu only, none for aarch64), the checks are built a second
+# time for that triple (in obj/async) and linked with the library, so their async checks
+# run on the emulated board too; its C++ parts take a static libstdc++, as the initramfs
+# has no shared one. The demo, which has no async code, stays without the library.
+CROSS_CONCURRENCY_LIB := $(wildcard $(dir $(shell command -v swiftc))../lib/swift/embedded/$(CROSS_TARGET)/libswift_Concurrency.a)
+CROSS_ASYNC_LIBS := $(if $(CROSS_CONCURRENCY_LIB),$(CROSS_CONCURRENCY_LIB) $(shell $(CROSS_CC) -print-file-name=libstdc++.a 2>/dev/null))
+CROSS_ASYNC_FLAGS := -target $(CROSS_TARGET) -enable-experimental-feature Embedded -wmo -Osize -swift-version 6 -g
 CROSS_SWIFT_FLAGS := -target $(CROSS_EMBEDDED_TRIPLE) -enable-experimental-feature Embedded -wmo -Osize -swift-version 6 -g
 CROSS_CLANG   := $(dir $(shell command -v $(SWIFT) 2>/dev/null))clang
 CROSS_SECTIONS := -Os -ffunction-sections -fdata-sections
@@ -249,6 +257,16 @@ $(CROSS_DIR)/built: $(CROSS_SOURCES) Makefile
 	for m in Ringlet RingletChecks RingletDemo; do \
 	  $(CROSS_CLANG) --target=$(CROSS_TARGET) $(CROSS_SECTIONS) $(CROSS_NO_MERGE) -Wno-override-module \
 	    -c $(CROSS_DIR)/obj/$$m.ll -o $(CROSS_DIR)/obj/$$m.o || exit 1; done
+	@if [ -n "$(CROSS_CONCURRENCY_LIB)" ]; then set -e; mkdir -p $(CROSS_DIR)/obj/async; \
+	  echo "cross: the checks once more for $(CROSS_TARGET), with Embedded Swift's Concurrency"; \
+	  swiftc $(CROSS_ASYNC_FLAGS) -parse-as-library -I $(CROSS_DIR)/include -module-name Ringlet \
+	    -emit-module -emit-module-path $(CROSS_DIR)/obj/async/Ringlet.swiftmodule \
+	    -emit-ir $$(find Sources/Ringlet -name '*.swift' | sort) -o $(CROSS_DIR)/obj/async/Ringlet.ll; \
+	  swiftc $(CROSS_ASYNC_FLAGS) -I $(CROSS_DIR)/include -I $(CROSS_DIR)/obj/async -module-name RingletChecks \
+	    -emit-ir $$(find Sources/RingletChecks -name '*.swift' | sort) -o $(CROSS_DIR)/obj/async/RingletChecks.ll; \
+	  for m in Ringlet RingletChecks; do \
+	    $(CROSS_CLANG) --target=$(CROSS_TARGET) $(CROSS_SECTIONS) -Wno-override-module \
+	      -c $(CROSS_DIR)/obj/async/$$m.ll -o $(CROSS_DIR)/obj/async/$$m.o; done; fi
 	rm -f $(CROSS_DIR)/obj/c-*.o
 	for c in Sources/CRinglet/*.c; do \
 	  $(CROSS_CC) $(CROSS_SECTIONS) -g -D_GNU_SOURCE -I $(CROSS_DIR)/include \
@@ -264,9 +282,11 @@ $(CROSS_DIR)/built: $(CROSS_SOURCES) Makefile
 	for m in RingletChecks RingletDemo; do \
 	  for kind in dynamic static-pie; do \
 	    out=$(CROSS_DIR)/$$m-$$kind; flag=; [ $$kind = static-pie ] && flag=-static-pie; \
+	    swift=$(CROSS_DIR)/obj; extra=; \
+	    [ $$m = RingletChecks ] && [ -n "$(CROSS_CONCURRENCY_LIB)" ] && swift=$(CROSS_DIR)/obj/async && extra="$(CROSS_ASYNC_LIBS)"; \
 	    $(CROSS_CC) $$flag $(CROSS_LINK) -o $$out.unstripped \
-	      $(CROSS_DIR)/obj/Ringlet.o $(CROSS_DIR)/obj/$$m.o $(CROSS_DIR)/obj/c-*.o \
-	      $$([ $$m = RingletChecks ] && echo $(CROSS_DIR)/obj/t-test-support.o) \
+	      $$swift/Ringlet.o $$swift/$$m.o $(CROSS_DIR)/obj/c-*.o \
+	      $$([ $$m = RingletChecks ] && echo $(CROSS_DIR)/obj/t-test-support.o $$extra) \
 	      $$([ $$m = RingletDemo ] && echo $(CROSS_DIR)/obj/x-explicit-start.o) $(CROSS_LIBS) || exit 1; \
 	    $(CROSS_STRIP) -o $$out $$out.unstripped || exit 1; done; done
 	@# The check that the explicit start did leave selection out.
