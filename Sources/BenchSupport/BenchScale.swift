@@ -129,3 +129,18 @@ package struct BenchScale {
         concurrencyRepetitions: 1, taskSleeps: 5, blockingTasks: 64, mainActorHops: 1000,
         sensorNanoseconds: 1_000_000_000)
 }
+
+extension BenchScale {
+    /// Windows the timers row's timers need per interval at the least: their phases are
+    /// spread evenly over the interval, and one window serves the deadlines of at most
+    /// one leeway's width.
+    package var timerWindowsPerInterval: Int {
+        Int((timerIntervalNanoseconds + timerLeewayNanoseconds - 1) / timerLeewayNanoseconds)
+    }
+
+    /// The fewest context switches the timers row can take: per window, the manager's
+    /// wake-up and one worker's to run the handlers.
+    package var timerSwitchFloor: Int {
+        timerWindowsPerInterval * Int(timersNanoseconds / timerIntervalNanoseconds) * 2
+    }
+}

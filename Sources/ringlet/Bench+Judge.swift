@@ -27,6 +27,18 @@ extension Bench {
             targetValue = limitRatio
             target = "≤ " + benchFigure(limitRatio)
             pass = ratio.map { $0 <= limitRatio } ?? false
+        } else if row == .timers {
+            // The floor: every window needs one manager wake-up and one hand-off to a worker.
+            let floor = scale.timerSwitchFloor
+            let limit = floor * 3 / 2
+            target = "≤ \(limit) (1.5×)"
+            targetValue = d.flatMap { $0 > 0 ? Double(limit) / $0 : nil }
+            pass = r.map { Int($0) <= limit } ?? false
+            notes.append("timers: floor \(floor) switches (the target is 1.5× it) = \(scale.timerWindowsPerInterval) windows per "
+                + "\(scale.timerIntervalNanoseconds / 1_000_000) ms interval (phases spread over the interval, windows "
+                + "\(scale.timerLeewayNanoseconds / 1_000_000) ms wide) × \(scale.timersNanoseconds / scale.timerIntervalNanoseconds) "
+                + "intervals × 2 (the manager's wake-up and one worker's); Ringlet "
+                + (r.map { benchFigure($0 / Double(floor)) } ?? "?") + "× the floor")
         } else if row == .idleWakeups || row == .timersWindow || row == .ioThreads {
             // Idle wake-ups: an idle Ringlet has no timer, so none of its threads may wake.
             // Timer window: no fire of Ringlet's may be early or late beyond leeway + 1 ms.
