@@ -1,6 +1,7 @@
 import CRinglet
 import CRingletTestSupport
 import Glibc
+import Testing
 @testable import Ringlet
 
 /// The byte at `index` of every test file: a pattern that catches reordering.
@@ -80,7 +81,9 @@ final class IOTranscript: @unchecked Sendable {
     }
 
     /// Waits for the done call.
-    func waitDone(seconds: Double = patienceSeconds) -> Bool { waited(finished, seconds: seconds) }
+    func waitDone(seconds: Double = patienceSeconds, sourceLocation: SourceLocation = #_sourceLocation) -> Bool {
+        waited(finished, seconds: seconds, sourceLocation: sourceLocation)
+    }
 
     var all: [(done: Bool, count: Int, error: Int32)] { lock.withLock { calls } }
     var data: [UInt8] { lock.withLock { bytes } }
