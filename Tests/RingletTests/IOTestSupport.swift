@@ -1,6 +1,7 @@
 import CRinglet
 import CRingletTestSupport
 import Glibc
+import Testing
 @testable import Ringlet
 
 /// The byte at `index` of every test file: a pattern that catches reordering.
@@ -72,7 +73,10 @@ final class IOTranscript: @unchecked Sendable {
             concurrency.measure {
                 lock.withLock {
                     calls.append((done, data?.count ?? -1, error))
-                    if let data { bytes.append(contentsOf: data) }
+                    // Region by region: appending the data as a sequence of bytes goes
+                    // through an iterator per byte, which in a debug build made an 8 MiB
+                    // read take 10 s of a loaded 2-core machine, its whole patience.
+                    data?.enumerateBytes { buffer, _, _ in bytes.append(contentsOf: buffer) }
                 }
             }
             if done { finished.signal() }
@@ -80,7 +84,9 @@ final class IOTranscript: @unchecked Sendable {
     }
 
     /// Waits for the done call.
-    func waitDone(seconds: Double = patienceSeconds) -> Bool { waited(finished, seconds: seconds) }
+    func waitDone(seconds: Double = patienceSeconds, sourceLocation: SourceLocation = #_sourceLocation) -> Bool {
+        waited(finished, seconds: seconds, sourceLocation: sourceLocation)
+    }
 
     var all: [(done: Bool, count: Int, error: Int32)] { lock.withLock { calls } }
     var data: [UInt8] { lock.withLock { bytes } }

@@ -58,15 +58,64 @@ func secondsSince(_ start: UInt64) -> Double { Double(monotonicNanoseconds &- st
 func sleepMilliseconds(_ milliseconds: Int) { rl_sleep_ns(Int64(milliseconds) * 1_000_000) }
 
 /// Polls `condition` every millisecond until it holds or `seconds` pass; returns
-/// whether it held.
+/// whether it held. Running out of a patience of a second or more records an issue
+/// with the live dump (`reportTimedOutWait`).
 @discardableResult
-func eventually(within seconds: Double = patienceSeconds, _ condition: () -> Bool) -> Bool {
+func eventually(within seconds: Double = patienceSeconds, sourceLocation: SourceLocation = #_sourceLocation,
+                _ condition: () -> Bool) -> Bool {
     let start = monotonicNanoseconds
     while true {
         if condition() { return true }
-        if secondsSince(start) > seconds { return false }
+        if secondsSince(start) > seconds {
+            reportTimedOutWait("eventually", patience: seconds, since: start, sourceLocation: sourceLocation)
+            return false
+        }
         sleepMilliseconds(1)
     }
+}
+
+/// Waits shorter than this are negative checks ("nothing happens within 0.1 s"),
+/// which expect to run out: they report nothing.
+let shortestReportedWait = 1.0
+
+/// A bounded wait of `patience` seconds ran out: records an issue (forwarded to the
+/// parent from a child process) carrying how long it really took, the load average
+/// (a starved machine gives up long after its patience) and the live dump —
+/// pool threads, queues holding work, armed timers and whether they are overdue,
+/// sources, pools — so a stall on CI says what was stuck. Only on failure: the dump
+/// costs milliseconds (a second at most, when the manager does not answer). No dump
+/// in a process where no runtime has started, which the dump would start.
+func reportTimedOutWait(_ what: String, patience: Double, since start: UInt64, sourceLocation: SourceLocation) {
+    guard patience >= shortestReportedWait else { return }
+    var text = "\(what): not done within its patience of \(patience) s (gave up after \(secondsSince(start)) s; "
+        + "load average \(loadAverage))"
+    if let runtime = Runtime.startedIfAny {
+        text += "; the runtime now:\n" + runtime.report()
+    } else {
+        text += "; no runtime has started in this process"
+    }
+    if let capture = TimedOutWaitReports.capture {
+        capture.append(text)
+    } else {
+        Issue.record(Comment(rawValue: text), sourceLocation: sourceLocation)
+    }
+}
+
+/// Where `reportTimedOutWait` puts its reports: issues, or, in the test support's own
+/// tests, a recorder (so that proving the report does not print three dumps a run).
+enum TimedOutWaitReports {
+    @TaskLocal static var capture: Recorder<String>?
+}
+
+/// /proc/loadavg's first three fields ("?" when unreadable).
+var loadAverage: String {
+    let fd = open("/proc/loadavg", O_RDONLY)
+    if fd < 0 { return "?" }
+    defer { close(fd) }
+    var bytes = [UInt8](repeating: 0, count: 128)
+    let count = bytes.withUnsafeMutableBytes { read(fd, $0.baseAddress, $0.count) }
+    if count <= 0 { return "?" }
+    return String(decoding: bytes.prefix(count), as: UTF8.self).split(separator: " ").prefix(3).joined(separator: " ")
 }
 
 /// Keeps the CPU busy for `seconds` (a CPU-bound item, unlike `sleepMilliseconds`).
@@ -182,10 +231,13 @@ final class Gate: @unchecked Sendable {
     /// Returns true once the gate opens, false after `seconds` (then the caller goes on,
     /// so a failing test still ends).
     @discardableResult
-    func pass(within seconds: Double = patienceSeconds) -> Bool {
+    func pass(within seconds: Double = patienceSeconds, sourceLocation: SourceLocation = #_sourceLocation) -> Bool {
         let start = monotonicNanoseconds
         while !isOpen {
-            if secondsSince(start) > seconds { return false }
+            if secondsSince(start) > seconds {
+                reportTimedOutWait("a gate", patience: seconds, since: start, sourceLocation: sourceLocation)
+                return false
+            }
             sched_yield()
         }
         return true
@@ -203,14 +255,24 @@ var currentQoS: DispatchQoS { ThreadContext.current.currentPriority.qos }
 /// The band of the pool thread running the caller, nil outside the pool.
 var currentBand: WorkerBand? { ThreadContext.current.worker?.band }
 
-/// Waits for `semaphore` at most `seconds`; true when it was signalled.
-func waited(_ semaphore: DispatchSemaphore, seconds: Double = patienceSeconds) -> Bool {
-    semaphore.wait(timeout: deadline(seconds)) == .success
+/// Waits for `semaphore` at most `seconds`; true when it was signalled (running out
+/// records an issue with the live dump: `reportTimedOutWait`).
+func waited(_ semaphore: DispatchSemaphore, seconds: Double = patienceSeconds,
+            sourceLocation: SourceLocation = #_sourceLocation) -> Bool {
+    let start = monotonicNanoseconds
+    if semaphore.wait(timeout: deadline(seconds)) == .success { return true }
+    reportTimedOutWait("a semaphore wait", patience: seconds, since: start, sourceLocation: sourceLocation)
+    return false
 }
 
-/// Waits for `group` at most `seconds`; true when it emptied.
-func waited(_ group: DispatchGroup, seconds: Double = patienceSeconds) -> Bool {
-    group.wait(timeout: deadline(seconds)) == .success
+/// Waits for `group` at most `seconds`; true when it emptied (running out records an
+/// issue with the live dump: `reportTimedOutWait`).
+func waited(_ group: DispatchGroup, seconds: Double = patienceSeconds,
+            sourceLocation: SourceLocation = #_sourceLocation) -> Bool {
+    let start = monotonicNanoseconds
+    if group.wait(timeout: deadline(seconds)) == .success { return true }
+    reportTimedOutWait("a group wait", patience: seconds, since: start, sourceLocation: sourceLocation)
+    return false
 }
 
 /// An error with a payload, for typed-throws checks.
@@ -244,8 +306,8 @@ func twoCoreConfiguration(grace milliseconds: Int = 2000) -> RuntimeConfiguratio
 /// band's or a reserve worker instead, which tests that place items band by band
 /// must rule out.
 @discardableResult
-func poolParked() -> Bool {
-    eventually { let s = Runtime.statistics; return s.parkedThreads == s.workers + s.reserve }
+func poolParked(sourceLocation: SourceLocation = #_sourceLocation) -> Bool {
+    eventually(sourceLocation: sourceLocation) { let s = Runtime.statistics; return s.parkedThreads == s.workers + s.reserve }
 }
 
 /// Starts the runtime in a child process with `configuration`; records an issue
@@ -284,14 +346,14 @@ final class UncheckedBox<Value: ~Copyable>: @unchecked Sendable {
 /// Runs `body` on the manager thread, between its requests, and returns its result
 /// (nil when the manager did not answer within the patience).
 @discardableResult
-func onManager<R>(_ body: @escaping @Sendable () -> R) -> R? {
+func onManager<R>(sourceLocation: SourceLocation = #_sourceLocation, _ body: @escaping @Sendable () -> R) -> R? {
     let box = UncheckedBox(Recorder<R>())
     let answered = DispatchSemaphore(value: 0)
     RuntimeParts.shared.manager.takeUnretainedValue().submit(.testHook {
         box.value.append(body())
         answered.signal()
     })
-    guard waited(answered) else { return nil }
+    guard waited(answered, sourceLocation: sourceLocation) else { return nil }
     return box.value.values.first
 }
 
@@ -299,17 +361,17 @@ func onManager<R>(_ body: @escaping @Sendable () -> R) -> R? {
 /// round its loop twice (reaping every completion the kernel had posted and firing
 /// every timer that was due), then everything queued on `queue` by then has run.
 /// A negative check ("no event came") made after this is not a race.
-func settle(_ queue: DispatchQueue) {
-    onManager {}
-    onManager {}
+func settle(_ queue: DispatchQueue, sourceLocation: SourceLocation = #_sourceLocation) {
+    onManager(sourceLocation: sourceLocation) {}
+    onManager(sourceLocation: sourceLocation) {}
     queue.sync(flags: .barrier) {}
 }
 
 /// Whether a timer source has no deadline armed in the manager any more (a one-shot
 /// that fired, a cancelled one, one never scheduled): then it cannot fire again.
-func timerIsDisarmed(_ timer: DispatchSourceTimer) -> Bool {
+func timerIsDisarmed(_ timer: DispatchSourceTimer, sourceLocation: SourceLocation = #_sourceLocation) -> Bool {
     let source = timer as! DispatchSource
-    return onManager { source.registration.timer == nil } ?? false
+    return onManager(sourceLocation: sourceLocation) { source.registration.timer == nil } ?? false
 }
 
 /// Pool threads inside a Ringlet wait now: `Runtime.statistics.blockedThreads`

@@ -140,7 +140,7 @@ import Testing
             timers.append(timer)
         }
         #expect(eventually { counts.allSatisfy { $0.value >= 1 } })
-        #expect(timers.allSatisfy(timerIsDisarmed))
+        #expect(timers.allSatisfy { timerIsDisarmed($0) })
         settle(queue)
         #expect(counts.allSatisfy { $0.value == 1 })
         for timer in timers { timer.cancel() }

@@ -17,7 +17,14 @@ import Synchronization
 /// pending), removes the window from the timer structure and runs the wake-up job
 /// straight away (it finds the sleep cancelled and only frees its state). A sleeper
 /// resumed through another executor (a default actor's own queue) keeps its window
-/// until it is reached; its wake-up job then does nothing.
+/// until it is reached; its wake-up job then does nothing. So does a sleeper cancelled
+/// in the instant between arming its window and suspending: the toolchain resumes a
+/// continuation not yet awaited without any enqueue, and the task goes on in the same
+/// job, unseen. (Looking at the task when that job returns cannot tell this case from
+/// a cancellation arriving just after the task suspended, whose handler may not have
+/// marked the sleep cancelled yet: running the wake-up job then would end a cancelled
+/// sleep early and without CancellationError. The toolchain's own executor keeps every
+/// cancelled sleep's wake-up until its deadline.)
 ///
 ///   armed --(1) window reached--> released (wake-up job pushed)
 ///   armed --(2) sleeper enqueued, cancelled--> removed, released at once

@@ -74,6 +74,11 @@ public final class Runtime: @unchecked Sendable {
 
     static let shared: Runtime = StartRequest.shared.runtimeForFirstUse()
 
+    /// The runtime if one has started, without starting one (`shared` would): for a
+    /// report that must not start a runtime in a process that has none, such as the
+    /// tests' dump when a bounded wait runs out.
+    static var startedIfAny: Runtime? { StartRequest.shared.started }
+
     /// Creates the manager and every pool thread.
     fileprivate static func make(_ configuration: RuntimeConfiguration,
                                  profile: BoardProfile?) throws(RuntimeError) -> Runtime {
@@ -151,6 +156,9 @@ private final class StartRequest: @unchecked Sendable {
     private let published = FutexEvent()
     private var starting = false
     private var runtime: Runtime?
+
+    /// The runtime published so far (nil: none has started, or its start is under way).
+    var started: Runtime? { lock.withLock { runtime } }
 
     func startExplicitly(_ configuration: RuntimeConfiguration, profile: BoardProfile?) throws(RuntimeError) -> Runtime {
         let claimed = lock.withLock { () -> Bool in
