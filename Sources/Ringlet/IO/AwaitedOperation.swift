@@ -19,7 +19,7 @@ import _Concurrency
 final class AwaitedOperation: @unchecked Sendable {
     /// What the task gets back: the bytes (a read's, or a write's unwritten rest), the
     /// errno (0: none) and whether the task's cancellation ended it.
-    struct Outcome {
+    struct Outcome: Sendable {
         var data: DispatchData
         var error: Int32
         var cancelledByTask: Bool
@@ -79,7 +79,9 @@ final class AwaitedOperation: @unchecked Sendable {
             collected = .empty
             return (continuation, outcome)
         }
-        if let (continuation, outcome) = resume { continuation.resume(returning: outcome) }
+        if let (continuation, outcome) = resume {
+            continuation.resume(returning: outcome)
+        }
     }
 }
 #endif

@@ -48,7 +48,7 @@ extension DispatchSource {
         }
 
         /// Waits for the next element; nil once the source is cancelled and done.
-        public struct AsyncIterator: AsyncIteratorProtocol {
+        public struct AsyncIterator: AsyncIteratorProtocol, Sendable {
             public typealias Element = UInt
             public typealias Failure = Never
 
