@@ -61,7 +61,7 @@ extension DispatchSource {
             /// nil once the source is cancelled and its cancel handler has run. Cancelling
             /// the task cancels the source (then nil).
             public mutating func next() async -> UInt? {
-                source.eventsConsumed()
+                source.eventsConsumed(stream)
                 let (source, stream) = (source, stream)
                 return await withTaskCancellationHandler {
                     await withCheckedContinuation { (continuation: CheckedContinuation<UInt?, Never>) in
@@ -104,9 +104,15 @@ extension DispatchSource {
 
     /// The task asks for the next element: what a handler's return does for read and
     /// write sources, which are level-triggered (`recheckReadiness`).
-    func eventsConsumed() {
-        if case .read = kind { readinessAfterHandler() }
-        if case .write = kind { readinessAfterHandler() }
+    /// An estimate held since is stale (taken before the task read or wrote): dropped,
+    /// and readiness checked now, which queues a fresh delivery while the fd is ready.
+    func eventsConsumed(_ stream: SourceEventStream) {
+        switch kind {
+        case .read, .write:
+            stream.dropPending()
+            readinessAfterHandler()
+        default: break
+        }
     }
 }
 #endif

@@ -44,6 +44,10 @@ final class SourceEventStream: @unchecked Sendable {
     /// The element waiting for the task (nil: none), for tests and the dump.
     var pendingElement: UInt? { lock.withLock { pending } }
 
+    /// Drops the element held: a read or write source's byte estimate taken before the
+    /// task acted on the last one is stale; readiness is checked again instead.
+    func dropPending() { lock.withLock { pending = nil } }
+
     /// A delivery's value (the source's queue, in place of the event handler).
     func offer(_ value: UInt) {
         let resume = lock.withLock { () -> CheckedContinuation<UInt?, Never>? in
