@@ -39,6 +39,9 @@ sources = 16384
 
 # Observing: the signal that makes a running program write its dump (ringlet dump <pid>)
 dumpSignal = off
+# The trace timeline: off, or the file written at exit (RINGLET_TRACE overrides); events per thread's ring
+trace = off
+traceEvents = 16384
 
 # Timer leeway by QoS (never applied to .strict timers)
 backgroundLeewayPercent = 10

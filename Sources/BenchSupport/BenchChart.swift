@@ -25,6 +25,7 @@ package struct BenchChart {
         self.panels = panels
     }
 
+    /// Dispatch grey, Ringlet blue (BenchRatioChart uses them too).
     static let colours = ["#8a8a8a", "#1f6fb4"]
     private static let panelWidth = 420.0, panelHeight = 260.0, columns = 2
     private static let margin = (left: 64.0, right: 30.0, top: 34.0, bottom: 44.0)
@@ -94,11 +95,10 @@ package struct BenchChart {
 
     private func text(_ x: Double, _ y: Double, _ content: String, size: Int = 12, weight: String = "normal",
                       anchor: String = "start") -> String {
-        "<text x=\"\(f(x))\" y=\"\(f(y))\" font-size=\"\(size)\" font-weight=\"\(weight)\" "
-            + "text-anchor=\"\(anchor)\">\(content)</text>\n"
+        BenchSVG.text(x, y, content, size: size, weight: weight, anchor: anchor)
     }
 
-    private func f(_ value: Double) -> String { String(Double(Int(value * 10)) / 10) }
+    private func f(_ value: Double) -> String { BenchSVG.f(value) }
 
     private func short(_ value: Double) -> String {
         value >= 100 ? grouped(Int(value.rounded())) : String(Double(Int(value * 100)) / 100)
@@ -114,7 +114,21 @@ package struct BenchChart {
         return out
     }
 
-    private func escape(_ text: String) -> String {
+    private func escape(_ text: String) -> String { BenchSVG.escape(text) }
+}
+
+/// The SVG text the charts write (BenchChart, BenchRatioChart, TraceChart).
+enum BenchSVG {
+    static func text(_ x: Double, _ y: Double, _ content: String, size: Int = 12, weight: String = "normal",
+                     anchor: String = "start") -> String {
+        "<text x=\"\(f(x))\" y=\"\(f(y))\" font-size=\"\(size)\" font-weight=\"\(weight)\" "
+            + "text-anchor=\"\(anchor)\">\(content)</text>\n"
+    }
+
+    /// A coordinate with one decimal.
+    static func f(_ value: Double) -> String { String(Double(Int(value * 10)) / 10) }
+
+    static func escape(_ text: String) -> String {
         text.replacingAll("&", with: "&amp;").replacingAll("<", with: "&lt;").replacingAll(">", with: "&gt;")
     }
 }

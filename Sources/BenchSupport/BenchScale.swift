@@ -7,6 +7,8 @@ package enum BenchRow: String, CaseIterable {
     case serialAsync = "serial-async"
     case serialAsyncGroup = "serial-async-group"
     case serialAsyncProducers = "serial-async-producers"
+    /// serial-async with Ringlet's trace timeline on (`RINGLET_TRACE`): what tracing costs.
+    case serialAsyncTraced = "serial-async-traced"
     case pingPong = "ping-pong"
     case sync = "sync"
     case concurrentPerform = "concurrent-perform"
@@ -27,6 +29,19 @@ package enum BenchRow: String, CaseIterable {
     case ioRandom = "io-random-read"
     case ioPipe = "io-pipe"
     case ioThreads = "io-threads"
+    /// Swift concurrency: Ringlet's executor against the toolchain's default executor
+    /// (the Dispatch side's child never starts Ringlet, so its tasks run on the toolchain's).
+    case taskSpawn = "task-spawn"
+    case actorPingPong = "actor-ping-pong"
+    case taskSleep = "task-sleep"
+    case taskThreads = "task-threads"
+    /// The next two rows read one workload (`workload`): hops from the pool to `@MainActor`.
+    case mainActorP50 = "main-actor-p50"
+    case mainActorP99 = "main-actor-p99"
+    /// The next three rows read one workload (`workload`): a sensor-style data logger.
+    case sensorCPU = "sensor-cpu"
+    case sensorWakeups = "sensor-wakeups"
+    case sensorEnergy = "sensor-energy-estimate"
 }
 
 /// Sizes of the workloads (`--quick` shrinks them for smoke runs).
@@ -73,6 +88,22 @@ package struct BenchScale {
     package var ioInFlight: Int
     package var ioPipeBytes: Int
     package var ioRepetitions: Int
+    /// Swift concurrency rows: child tasks spawned and awaited (in groups of
+    /// `tasksPerGroup`), round trips between two actors (2 hops each), timed runs of
+    /// both after a warm-up; tasks that each sleep `taskSleeps` times; tasks that each
+    /// block `blockingNanoseconds`; hops to the main actor.
+    package var spawnTasks: Int
+    package var tasksPerGroup = 1000
+    package var actorRoundTrips: Int
+    package var concurrencyRepetitions: Int
+    package var sleepingTasks = 1000
+    package var taskSleeps: Int
+    package var taskSleepNanoseconds: UInt64 = 50_000_000
+    package var taskSleepToleranceNanoseconds: UInt64 = 10_000_000
+    package var blockingTasks: Int
+    package var mainActorHops: Int
+    /// How long the sensor workload is measured.
+    package var sensorNanoseconds: UInt64
 
     package static let full = BenchScale(
         serialItems: 1_000_000, hops: 100_000, syncCalls: 1_000_000, performIterations: 1_000_000,
@@ -82,7 +113,9 @@ package struct BenchScale {
         idleNanoseconds: 10_000_000_000, timers: 200, timerIntervalNanoseconds: 50_000_000,
         timerLeewayNanoseconds: 25_000_000, timersNanoseconds: 3_000_000_000, strictFires: 300,
         strictIntervalNanoseconds: 10_000_000, ioFileBytes: 256 << 20, ioRandomReads: 65_536, ioInFlight: 64,
-        ioPipeBytes: 256 << 20, ioRepetitions: 3)
+        ioPipeBytes: 256 << 20, ioRepetitions: 3, spawnTasks: 1_000_000, actorRoundTrips: 200_000,
+        concurrencyRepetitions: 3, taskSleeps: 20, blockingTasks: 256, mainActorHops: 10_000,
+        sensorNanoseconds: 5_000_000_000)
 
     package static let quick = BenchScale(
         serialItems: 100_000, hops: 10_000, syncCalls: 100_000, performIterations: 100_000,
@@ -92,5 +125,7 @@ package struct BenchScale {
         idleNanoseconds: 2_000_000_000, timers: 200, timerIntervalNanoseconds: 50_000_000,
         timerLeewayNanoseconds: 25_000_000, timersNanoseconds: 1_000_000_000, strictFires: 100,
         strictIntervalNanoseconds: 10_000_000, ioFileBytes: 32 << 20, ioRandomReads: 8192, ioInFlight: 64,
-        ioPipeBytes: 32 << 20, ioRepetitions: 1)
+        ioPipeBytes: 32 << 20, ioRepetitions: 1, spawnTasks: 100_000, actorRoundTrips: 20_000,
+        concurrencyRepetitions: 1, taskSleeps: 5, blockingTasks: 64, mainActorHops: 1000,
+        sensorNanoseconds: 1_000_000_000)
 }

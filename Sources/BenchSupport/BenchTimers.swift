@@ -83,20 +83,23 @@ func benchProcessCPUTime() -> (user: UInt64, system: UInt64) {
 
 // MARK: Energy (RAPL)
 
-/// The RAPL package domains, /sys/class/powercap/intel-rapl:N (the "intel-rapl:N:M"
-/// subdomains are parts of a package and would count twice). The same powercap driver
-/// serves AMD Zen. Since Linux 5.10 energy_uj is readable by root only (CVE-2020-8694).
-struct BenchEnergyMeter {
-    var packages: [String] = []
+/// The RAPL package domains, /sys/class/powercap/intel-rapl:N — or amd-rapl:N, the name
+/// some kernels give AMD Zen's packages (others serve Zen as intel-rapl:N too); the
+/// "…:N:M" subdomains are parts of a package and would count twice, and
+/// "intel-rapl-mmio:N" repeats a package through another interface. Since Linux 5.10
+/// energy_uj is readable by root only (CVE-2020-8694): `read()` then gives nil.
+package struct BenchEnergyMeter {
+    package var packages: [String] = []
 
-    init() {
-        guard let dir = opendir("/sys/class/powercap") else { return }
+    /// `root`: the powercap directory (tests give a directory of their own).
+    package init(root: String = "/sys/class/powercap") {
+        guard let dir = opendir(root) else { return }
         while let entry = readdir(dir) {
             let name = withUnsafeBytes(of: entry.pointee.d_name) { raw in
                 String(decoding: raw.prefix { $0 != 0 }, as: UTF8.self)
             }
-            if name.hasPrefix("intel-rapl:") && name.split(separator: ":").count == 2 {
-                packages.append("/sys/class/powercap/" + name)
+            if (name.hasPrefix("intel-rapl:") || name.hasPrefix("amd-rapl:")) && name.split(separator: ":").count == 2 {
+                packages.append(root + "/" + name)
             }
         }
         closedir(dir)
@@ -104,7 +107,7 @@ struct BenchEnergyMeter {
     }
 
     /// energy_uj of every package, or nil when there is none or one can't be read.
-    func read() -> [UInt64]? {
+    package func read() -> [UInt64]? {
         if packages.isEmpty { return nil }
         var values: [UInt64] = []
         for package in packages {

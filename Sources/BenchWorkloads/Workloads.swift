@@ -23,10 +23,11 @@
 // `key value` figures and its line in `run`. Both sides then run it; the compiler
 // points at every switch that needs the new case. A new file in this directory joins
 // both modules by itself: begin it with the same `#if` import. Helpers that touch no
-// runtime (clocks, /proc readers) go to Sources/BenchSupport. A workload on Swift
-// concurrency goes here too: in the Dispatch module its tasks run on the toolchain's
-// default executor, in the Ringlet module on Ringlet's once the runtime provides one;
-// a side that needs imports of its own is one more target of this kind.
+// runtime (clocks, /proc readers) go to Sources/BenchSupport. Workloads on Swift
+// concurrency go here too (Workloads+Concurrency.swift): in the Dispatch module their
+// tasks run on the toolchain's default executor, in the Ringlet module on Ringlet's,
+// which the child installs by starting the runtime from its synchronous main; a side
+// that needs imports of its own is one more target of this kind.
 #if BENCH_RINGLET
 import Ringlet
 #elseif BENCH_DISPATCH
@@ -43,7 +44,7 @@ package enum Workloads {
     package static func run(_ row: BenchRow, _ scale: BenchScale, variant: String?) -> [(String, Double)] {
         let out: [(String, Double)]
         switch row {
-        case .serialAsync: out = serialAsync(scale)
+        case .serialAsync, .serialAsyncTraced: out = serialAsync(scale)
         case .serialAsyncGroup: out = serialAsync(scale, group: DispatchGroup())
         case .serialAsyncProducers: out = serialAsyncProducers(scale)
         case .pingPong: out = pingPong(scale)
@@ -56,6 +57,12 @@ package enum Workloads {
         case .timers, .timersWindow, .timersCPU, .energy: out = timers(scale)
         case .strictLateness: out = strictLateness(scale)
         case .ioSequential, .ioRandom, .ioPipe, .ioThreads: out = io(scale)
+        case .taskSpawn: out = taskSpawn(scale)
+        case .actorPingPong: out = actorPingPong(scale)
+        case .taskSleep: out = taskSleep(scale)
+        case .taskThreads: out = taskThreads(scale)
+        case .mainActorP50, .mainActorP99: mainActorHops(scale)
+        case .sensorCPU, .sensorWakeups, .sensorEnergy: out = sensor(scale)
         }
         return out + runtimeStatistics()
     }

@@ -2,6 +2,7 @@
 // Sources/BenchWorkloads, linked here as Workloads/ and compiled with BENCH_DISPATCH
 // against the toolchain's Dispatch (see Sources/BenchWorkloads/Workloads.swift).
 import Dispatch
+import Glibc
 
 extension Workloads {
     /// Figures of the runtime itself after every row: Dispatch has none to give.
@@ -19,4 +20,10 @@ extension Workloads {
         for _ in 0..<4 { queue.async(group: touch) {} }
         touch.wait()
     }
+
+    /// Swift concurrency runs on the toolchain's default executor here: nothing to add.
+    static func concurrencyExecutor() -> [(String, Double)] { [] }
+
+    /// Ends the process after a row whose main thread never returns (`dispatchMain()`).
+    static func endProcess() -> Never { exit(0) }
 }

@@ -44,4 +44,13 @@ extension Workloads {
 
     /// Ringlet's threads all exist from `start()`, which the child ran before the row.
     static func bringUpThreads(with queue: DispatchQueue) {}
+
+    /// Whether Ringlet runs Swift concurrency in this child (1), or left it to the
+    /// toolchain's executor (0: the row then compares the toolchain with itself).
+    static func concurrencyExecutor() -> [(String, Double)] {
+        [("concurrency_on_ringlet", Runtime.current.runsSwiftConcurrency ? 1 : 0)]
+    }
+
+    /// Ends the process after a row whose main thread never returns (`dispatchMain()`).
+    static func endProcess() -> Never { Runtime.exit(status: 0) }
 }

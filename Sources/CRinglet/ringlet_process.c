@@ -27,6 +27,8 @@ void rl_abort(void) { abort(); }
 
 void rl_exit(int status) { exit(status); }
 
+int rl_at_exit(void (*hook)(void)) { return atexit(hook) == 0 ? 0 : -ENOMEM; }
+
 const char *rl_getenv(const char *name) { return getenv(name); }
 
 void *rl_reserve_memory(unsigned long long bytes) { return malloc((size_t)bytes); }

@@ -194,7 +194,7 @@ int rl_thread_state(int tid) {
     return (unsigned char)close_paren[2];
 }
 
-static long long rl_read_switches(const char *task, const char *name_prefix) {
+static long long rl_read_switches(const char *task, const char *name_prefix, int voluntary_only) {
     char path[96], buf[4096];
     snprintf(path, sizeof path, "/proc/self/task/%s/status", task);
     int fd = open(path, O_RDONLY | O_CLOEXEC);
@@ -209,21 +209,25 @@ static long long rl_read_switches(const char *task, const char *name_prefix) {
     const char *v = strstr(buf, "\nvoluntary_ctxt_switches:");
     const char *nv = strstr(buf, "\nnonvoluntary_ctxt_switches:");
     if (v) total += strtoll(v + 26, NULL, 10);
-    if (nv) total += strtoll(nv + 29, NULL, 10);
+    if (nv && !voluntary_only) total += strtoll(nv + 29, NULL, 10);
     return total;
 }
 
-long long rl_context_switches(const char *name_prefix) {
+static long long rl_sum_switches(const char *name_prefix, int voluntary_only) {
     DIR *dir = opendir("/proc/self/task");
     if (!dir) return -errno;
     long long total = 0;
     struct dirent *entry;
     while ((entry = readdir(dir)) != NULL) {
-        if (entry->d_name[0] != '.') total += rl_read_switches(entry->d_name, name_prefix);
+        if (entry->d_name[0] != '.') total += rl_read_switches(entry->d_name, name_prefix, voluntary_only);
     }
     closedir(dir);
     return total;
 }
+
+long long rl_context_switches(const char *name_prefix) { return rl_sum_switches(name_prefix, 0); }
+
+long long rl_voluntary_context_switches(const char *name_prefix) { return rl_sum_switches(name_prefix, 1); }
 
 static __thread void *rl_tls_context;
 static pthread_key_t rl_tls_key;

@@ -160,3 +160,17 @@ int rl_test_pin_process_to_one_cpu(void) {
     closedir(tasks);
     return pinned;
 }
+
+int rl_test_thread_ids(int *ids, int capacity) {
+    DIR *tasks = opendir("/proc/self/task");
+    if (tasks == NULL) return -errno;
+    int count = 0;
+    struct dirent *entry;
+    while ((entry = readdir(tasks)) != NULL) {
+        if (entry->d_name[0] < '0' || entry->d_name[0] > '9') continue;
+        if (count < capacity) ids[count] = atoi(entry->d_name);
+        count++;
+    }
+    closedir(tasks);
+    return count;
+}

@@ -33,13 +33,6 @@ func runAsyncChecks(_ harness: CheckHarness) {
         return ran >= 100 ? nil : "only \(ran) jobs counted for 100 child tasks and more"
     }
 
-    // In Embedded Swift these two hang in about 1 run of 8 (the task never resumes; the
-    // checks after them pass): a defect of the Embedded executor, open in issue 12.
-    #if hasFeature(Embedded)
-    let embeddedHang = "hangs in about 1 run of 8 in Embedded Swift (the task never resumes); open"
-    harness.skip("a default actor runs its turns one at a time on the pool", because: embeddedHang)
-    harness.skip("Runtime.sleep never ends early", because: embeddedHang)
-    #else
     harness.run("a default actor runs its turns one at a time on the pool") {
         let tally = Tally()
         return awaitCheck {
@@ -80,7 +73,6 @@ func runAsyncChecks(_ harness: CheckHarness) {
             return slept >= 20_000_000 ? nil : "slept \(slept) ns of 20 ms"
         }
     }
-    #endif
 }
 
 func twice(_ value: Int) async -> Int { value * 2 }

@@ -50,8 +50,11 @@ struct Bench: ParsableCommand {
           help: "Instead of the table: sweep each workload over growing loads (timers, read sources, queues, producers) and report the cost per unit at each, for both runtimes.")
     var scaleSweep = false
 
-    @Option(help: "With --scale: also draw the curves into this SVG file.")
+    @Option(help: "Also draw the results into this SVG file: a pair of bars per row (Dispatch and Ringlet as ratios to Dispatch, the target marked); with --scale, the curves.")
     var chart: String?
+
+    @Flag(help: "Show which row runs, n of m, and the time elapsed on stderr even when it is not a terminal (plain lines; on a terminal it is shown anyway, in place).")
+    var progress = false
 
     @Option(help: "The kernel backend Ringlet's side runs on: io_uring or epoll (default: what the runtime chooses; sets RINGLET_BACKEND for every child).")
     var backend: String?
@@ -73,7 +76,6 @@ struct Bench: ParsableCommand {
         if let backend, backend != "io_uring" && backend != "epoll" {
             throw ValidationError("--backend must be io_uring or epoll (got '\(backend)')")
         }
-        if chart != nil && !scaleSweep { throw ValidationError("--chart draws the curves of --scale; add --scale") }
         if let child, BenchRow(rawValue: child) == nil { throw ValidationError("unknown row '\(child)'") }
         if child != nil, side.flatMap(BenchSide.init(rawValue:)) == nil {
             throw ValidationError("--child needs --side dispatch|ringlet")
@@ -92,14 +94,22 @@ struct Bench: ParsableCommand {
         }
     }
 
-    /// Child mode: overrides the item count of the serial-async rows (instruction counts
-    /// under callgrind: run two counts and divide the difference by the items between).
+    /// Child mode: overrides the item count of the serial-async rows, and the tasks,
+    /// actor round trips and main-actor hops of the concurrency rows (instruction counts
+    /// under callgrind: run two counts and divide the difference by the items between;
+    /// or a shorter run).
     @Option(help: .hidden)
     var items: Int?
 
-    private var scale: BenchScale {
+    var scale: BenchScale {
         var scale: BenchScale = quick ? .quick : .full
-        if let items { scale.serialItems = items }
+        if let items {
+            scale.serialItems = items
+            scale.spawnTasks = items
+            scale.tasksPerGroup = min(scale.tasksPerGroup, max(items, 1))
+            scale.actorRoundTrips = items
+            scale.mainActorHops = items
+        }
         return scale
     }
 
@@ -134,7 +144,7 @@ struct Bench: ParsableCommand {
         var out: [(String, Double)] = []
         let threadsBefore = benchThreadCount()
         var sampler: BenchThreadSampler?
-        if row == .threads {
+        if row == .threads || row == .taskThreads {
             // Sample from before the runtime starts: a transient thread counts too.
             sampler = BenchThreadSampler()
             sampler?.start()
@@ -178,6 +188,8 @@ struct Bench: ParsableCommand {
             + "ratio = Ringlet/Dispatch, lower is better")
         print("")
 
+        var progress = BenchProgress(requested: self.progress, total: rows.count)
+        var chartRows: [BenchRatioChart.Row] = []
         let table = BenchTable(titleWidth: rows.map { $0.title(scale).count }.max() ?? 9,
                                resultWidth: rows.contains(.energy) ? BenchVerdict.unavailable.rawValue.count : 6)
         table.printHeader()
@@ -188,15 +200,26 @@ struct Bench: ParsableCommand {
         var unavailable = 0
         // Runs of a workload several rows read (the timers rows), by "workload side".
         var sharedRuns: [String: BenchChildResult] = [:]
-        for row in rows {
+        for (index, row) in rows.enumerated() {
             func measure(_ side: BenchSide, variant: String? = nil) -> BenchChildResult {
                 let shared = variant == nil && BenchRow.allCases.contains { $0 != row && $0.workload == row.workload }
                 let key = row.workload.rawValue + " " + side.rawValue
                 if shared, let run = sharedRuns[key] { return run }
+                progress.update(index, row.rawValue, side.name + (variant.map { " (\($0))" } ?? "") + " side")
                 var arguments = ["bench", "--child", row.workload.rawValue, "--side", side.rawValue]
                 if let variant { arguments += ["--variant", variant] }
                 if quick { arguments.append("--quick") }
-                let run = benchRunChild(executable, arguments, timeoutSeconds: row.timeoutSeconds(scale))
+                // The traced row's Ringlet child writes its trace at exit to a file of
+                // this process's, removed once read (the parent's own runtime started
+                // long before: setting the variable here does not trace it).
+                let trace = row == .serialAsyncTraced && side == .ringlet ? "/tmp/ringlet-bench-\(getpid()).trace.json" : nil
+                if let trace { setenv("RINGLET_TRACE", trace, 1) }
+                var run = benchRunChild(executable, arguments, timeoutSeconds: row.timeoutSeconds(scale))
+                if let trace {
+                    unsetenv("RINGLET_TRACE")
+                    if access(trace, F_OK) != 0 && run.failure == nil { run.failure = "no trace file was written" }
+                    unlink(trace)
+                }
                 if shared { sharedRuns[key] = run }
                 return run
             }
@@ -230,7 +253,10 @@ struct Bench: ParsableCommand {
                     + "Dispatch \(list(.dispatch)); Ringlet \(list(.ringlet))")
             }
             let (line, notes) = judge(row, dispatch: dispatch, ringlet: ringlet, workers: workers, reserve: reserve)
+            progress.clear()
             table.printLine(line)
+            chartRows.append(BenchRatioChart.Row(title: line.title, ratio: line.ratioValue,
+                                                 target: line.targetValue, verdict: line.verdict.rawValue))
             switch line.verdict {
             case .pass: passes += 1
             case .miss: misses += 1
@@ -245,73 +271,20 @@ struct Bench: ParsableCommand {
                                               limit: workers + reserve + 1 + Int(ringlet["threads_before"] ?? 1) + 1)
             }
         }
+        progress.finish()
         print("")
         for note in details { print("- " + note) }
         if !details.isEmpty { print("") }
         if rows.contains(where: { $0.workload == .ioSequential }) { BenchIOFiles.remove(bytes: scale.ioFileBytes) }
+        if let chart {
+            let drawing = BenchRatioChart(title: "ringlet bench: Ringlet / Dispatch (\(machine.cpus) CPUs, "
+                                            + "\(machine.cpuModel)\(quick ? ", --quick" : ""))", rows: chartRows)
+            print(drawing.write(to: chart) ? "bench: chart written to \(chart)"
+                : "bench: could not write the chart to \(chart) (errno \(errno))")
+        }
         print("bench: \(rows.count) rows, \(passes) pass, \(misses) miss"
             + (unavailable > 0 ? ", \(unavailable) not available here" : ""))
         fflush(stdout)
-    }
-
-    /// The table line and the detail notes of one row.
-    private func judge(_ row: BenchRow, dispatch: BenchChildResult, ringlet: BenchChildResult,
-                       workers: Int, reserve: Int) -> (BenchTableLine, [String]) {
-        let scale = self.scale
-        var notes: [String] = []
-        let key = row.headlineKey
-        let d = dispatch.failure == nil ? dispatch[key] : nil
-        let r = ringlet.failure == nil ? ringlet[key] : nil
-        for (name, result) in [("Dispatch", dispatch), ("Ringlet", ringlet)] {
-            if let failure = result.failure { notes.append("\(row.rawValue): \(name) side failed: \(failure)") }
-            notes += benchStderrNotes(row.rawValue, name, result)
-        }
-
-        func show(_ value: Double?) -> String { value.map(row.display) ?? "error" }
-        var ratio: Double?
-        if let d, let r, d > 0 { ratio = r / d }
-        let target: String
-        let pass: Bool
-        if let limitRatio = row.targetRatio {
-            target = "≤ " + benchFigure(limitRatio)
-            pass = ratio.map { $0 <= limitRatio } ?? false
-        } else if row == .idleWakeups || row == .timersWindow || row == .ioThreads {
-            // Idle wake-ups: an idle Ringlet has no timer, so none of its threads may wake.
-            // Timer window: no fire of Ringlet's may be early or late beyond leeway + 1 ms.
-            target = "≤ 0"
-            pass = r.map { $0 <= 0 } ?? false
-        } else {
-            // Threads: Ringlet's pool and manager plus the threads that existed before it
-            // (main) and the sampler.
-            let before = Int(ringlet["threads_before"] ?? 1)
-            let limit = workers + reserve + 1 + before + 1
-            target = "≤ \(limit) threads"
-            pass = r.map { Int($0) <= limit } ?? false
-            notes.append("threads: limit \(limit) = \(workers) workers + \(reserve) reserve + 1 manager + \(before) "
-                + "thread(s) before the runtime started (main) + 1 sampler")
-        }
-        if ringlet.failure == nil && dispatch.failure == nil && r != nil && d != nil {
-            notes += rowNotes(row, dispatch: dispatch, ringlet: ringlet, scale: scale)
-        }
-        if let waits = ringlet["node_exhaustion_waits"], waits > 0 {
-            notes.append("\(row.rawValue): Ringlet submitters waited \(Int(waits)) time(s) for a free work node "
-                + "(peak \(Int(ringlet["nodes_peak"] ?? 0)) in use)")
-        }
-        var line = BenchTableLine(title: row.title(scale), dispatch: show(d), ringlet: show(r),
-                                  ratio: ratio.map(benchFigure) ?? "n/a", target: target,
-                                  verdict: pass ? .pass : .miss)
-        if row == .energy && [dispatch, ringlet].contains(where: { $0.failure == nil && $0["energy_available"] == 0 }) {
-            // No figures to judge: neither a pass nor a miss.
-            line.dispatch = "—"
-            line.ringlet = "—"
-            line.ratio = "—"
-            line.verdict = .unavailable
-            let packages = Int(ringlet["rapl_packages"] ?? dispatch["rapl_packages"] ?? 0)
-            notes.append("energy: not available here: " + (packages == 0
-                ? "no RAPL package domain under /sys/class/powercap (intel-rapl:N)"
-                : "\(packages) RAPL package(s) but energy_uj is not readable (root only since Linux 5.10)"))
-        }
-        return (line, notes)
     }
 
     private func serialQueueVariant(_ dispatch: BenchChildResult, _ ringlet: BenchChildResult,
@@ -331,7 +304,7 @@ struct Bench: ParsableCommand {
         return notes + printed
     }
 
-    private func rowNotes(_ row: BenchRow, dispatch: BenchChildResult, ringlet: BenchChildResult,
+    func rowNotes(_ row: BenchRow, dispatch: BenchChildResult, ringlet: BenchChildResult,
                           scale: BenchScale) -> [String] {
         func runs(_ result: BenchChildResult) -> String {
             (1...scale.repetitions).compactMap { result["run\($0)_ns"].map(benchFigure) }.joined(separator: ", ")
@@ -340,7 +313,7 @@ struct Bench: ParsableCommand {
         func mib(_ value: Double?) -> String { value.map { benchFigure($0 / 1_048_576) + " MiB" } ?? "?" }
         func seconds(_ value: Double?) -> String { value.map { benchFigure($0 / 1e9) + " s" } ?? "?" }
         switch row {
-        case .serialAsync, .serialAsyncGroup, .serialAsyncProducers, .pingPong, .sync, .concurrentPerform:
+        case .serialAsync, .serialAsyncGroup, .serialAsyncProducers, .serialAsyncTraced, .pingPong, .sync, .concurrentPerform:
             return ["\(row.rawValue): runs of the best round (ns per unit): Dispatch \(runs(dispatch)); Ringlet \(runs(ringlet))"]
         case .blockingWall:
             return ["blocking-wall: the same run as the threads row; Ringlet's reserve covers the workers the stall "
@@ -390,8 +363,12 @@ struct Bench: ParsableCommand {
             return ["idle: Dispatch " + side(dispatch) + " — its manager thread, in epoll_wait, wakes about once "
                 + "a second, and idle workers exit after ~5 s; Ringlet " + side(ringlet) + ". Every thread but main is counted (voluntary + nonvoluntary context switches "
                 + "from /proc/self/task/*/status) while main sleeps, after 20 warm-up items and 200 ms to settle"]
+        case .sensorCPU, .sensorWakeups, .sensorEnergy:
+            return sensorNotes(row, dispatch: dispatch, ringlet: ringlet, scale: scale)
         case .timers, .timersWindow, .timersCPU, .energy, .strictLateness:
             return timerNotes(row, dispatch: dispatch, ringlet: ringlet, scale: scale)
+        case .taskSpawn, .actorPingPong, .taskSleep, .taskThreads, .mainActorP50, .mainActorP99:
+            return concurrencyNotes(row, dispatch: dispatch, ringlet: ringlet, scale: scale)
         case .ioSequential, .ioRandom, .ioPipe, .ioThreads:
             return ioNotes(row, dispatch: dispatch, ringlet: ringlet, scale: scale)
         }

@@ -45,6 +45,9 @@ struct BenchTableLine {
     var ratio: String
     var target: String
     var verdict: BenchVerdict
+    /// The ratio and the target as numbers, for the chart (nil: none to draw).
+    var ratioValue: Double? = nil
+    var targetValue: Double? = nil
 }
 
 /// Prints the table with fixed column widths so that lines can be printed one by one.

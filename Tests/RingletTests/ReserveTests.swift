@@ -26,6 +26,9 @@ import Testing
 enum ReserveScenarios {
     static func coverBlockedWorkers(_ wait: String) {
         startRuntime(twoCoreConfiguration())
+        // A reserve thread not yet parked at start may take the first blocker (CI saw the
+        // releasing item then run on the high-band worker left idle).
+        guard poolParked() else { Issue.record("the pool never parked"); return }
         let configuration = Runtime.current.configuration
         let highWorkers = configuration.workers - configuration.lowQoSWorkers
         let semaphore = DispatchSemaphore(value: 0)
@@ -81,6 +84,7 @@ enum ReserveScenarios {
 
     static func reserveMatchesBlockedCount() {
         startRuntime(twoCoreConfiguration())
+        guard poolParked() else { Issue.record("the pool never parked"); return }
         let configuration = Runtime.current.configuration
         #expect(configuration.reserve >= 2, "the scenario needs two reserve workers")
         // One worker blocks in a Ringlet wait; the other is busy without one.
@@ -119,6 +123,7 @@ enum ReserveScenarios {
 
     static func reserveIdleWithoutBlocking() {
         startRuntime(twoCoreConfiguration())
+        guard poolParked() else { Issue.record("the pool never parked"); return }
         let bands = Recorder<WorkerBand?>()
         let group = DispatchGroup()
         let serial = DispatchQueue(label: "test.reserve.serial")

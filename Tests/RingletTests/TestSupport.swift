@@ -31,6 +31,22 @@ let patienceSeconds = sanitizerActive ? 40.0 : 10.0
 /// A deadline `seconds` from now, for `wait(timeout:)`.
 func deadline(_ seconds: Double = patienceSeconds) -> DispatchTime { .now() + seconds }
 
+/// The ids of this process's threads now (/proc/self/task); empty when unreadable.
+func processThreadIDs() -> Set<Int32> {
+    var room = 256
+    while true {
+        var ids = [Int32](repeating: 0, count: room)
+        let count = Int(ids.withUnsafeMutableBufferPointer { rl_test_thread_ids($0.baseAddress, Int32(room)) })
+        if count < 0 { return [] }
+        if count <= room { return Set(ids.prefix(count)) }
+        room = count * 2
+    }
+}
+
+/// Threads that exist now and did not in `before`. Counted by id, not by total: a
+/// thread of the test harness (the toolchain's Dispatch, idle) may end meanwhile.
+func threadsAdded(since before: Set<Int32>) -> Int { processThreadIDs().subtracting(before).count }
+
 /// CLOCK_MONOTONIC in nanoseconds.
 var monotonicNanoseconds: UInt64 { rl_clock_monotonic_ns() }
 

@@ -47,6 +47,28 @@ static inline long long rl_counter_read(long long *slot) {
     return __atomic_load_n(slot, __ATOMIC_RELAXED);
 }
 
+// MARK: Trace rings (Observe/TraceBuffer.swift)
+
+/// A trace ring's words: its owner stores them relaxed (a plain store, no locked
+/// instruction) and publishes its count with a release store; the writer of the file
+/// reads the count with acquire and the words relaxed, so reading a ring while its
+/// thread records is no data race (a torn event is detected by the count and dropped).
+static inline void rl_word_store(unsigned long long *word, unsigned long long value) {
+    __atomic_store_n(word, value, __ATOMIC_RELAXED);
+}
+static inline unsigned long long rl_word_load(unsigned long long *word) {
+    return __atomic_load_n(word, __ATOMIC_RELAXED);
+}
+static inline void rl_word_publish(unsigned long long *word, unsigned long long value) {
+    __atomic_store_n(word, value, __ATOMIC_RELEASE);
+}
+static inline unsigned long long rl_word_acquire(unsigned long long *word) {
+    return __atomic_load_n(word, __ATOMIC_ACQUIRE);
+}
+/// Orders the relaxed loads before it ahead of the loads after it (a reader that
+/// copied a ring checks afterwards that its owner did not overwrite what it copied).
+static inline void rl_fence_acquire(void) { __atomic_thread_fence(__ATOMIC_ACQUIRE); }
+
 // MARK: Futex (futex(2), private futexes only)
 
 /// Sleeps while `*word == expected`, at most `timeout_ns` nanoseconds (< 0: forever).
@@ -109,6 +131,9 @@ int rl_thread_state(int tid);
 /// whose name starts with `name_prefix` ("" for all), from /proc/self/task/*/status;
 /// -errno when /proc is unreadable.
 long long rl_context_switches(const char *name_prefix);
+/// The voluntary ones alone (a thread that blocked or parked), which another
+/// process's load on the CPU does not add to, unlike preemptions.
+long long rl_voluntary_context_switches(const char *name_prefix);
 /// Resources for rl_resource_limit (mapped to RLIMIT_* in C, which differ between
 /// architectures).
 #define RL_LIMIT_ADDRESS_SPACE 0   /* RLIMIT_AS */
@@ -141,6 +166,9 @@ int rl_write_file_replacing(const char *path, const char *bytes, long long count
 void rl_abort(void) __attribute__((noreturn));
 /// Ends the process with `status` (exit(3): atexit handlers run, stdio is flushed).
 void rl_exit(int status) __attribute__((noreturn));
+/// Runs `hook` when the process exits through exit(3) or a return from main
+/// (atexit(3)); returns 0, or -ENOMEM when the C library's table is full.
+int rl_at_exit(void (*hook)(void));
 /// Reads an environment variable; returns 0 when unset.
 const char *rl_getenv(const char *name);
 /// The board profile for a runtime started on first use: returns 1 and sets

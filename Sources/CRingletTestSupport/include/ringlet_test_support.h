@@ -54,6 +54,11 @@ int rl_test_current_cpu(void);
 /// The calling thread's CPU affinity (sched_getaffinity(2)) as a mask of CPUs 0...63,
 /// or 0 when it cannot be read.
 unsigned long long rl_test_affinity_mask(void);
+/// The ids of this process's threads (/proc/self/task): writes at most `capacity` of
+/// them to `ids` and returns how many there are (more than `capacity`: call again with
+/// room for them), or -errno. Thread-count tests compare sets of ids, not counts: a
+/// thread of the test harness that ends meanwhile would change a count.
+int rl_test_thread_ids(int *ids, int capacity);
 /// Pins every thread of the process to the first CPU it may run on (sched_setaffinity(2)
 /// for each entry of /proc/self/task): the number of threads pinned, or -errno.
 int rl_test_pin_process_to_one_cpu(void);

@@ -29,16 +29,23 @@ import Synchronization
 /// An `async main`'s first slice runs on the main thread, outside the queue: the queue
 /// is held (suspended) from the first job that slice enqueues until the slice ends
 /// (`swift_task_asyncMainDrainQueueImpl`), so that no job runs beside it.
+///
+/// Only the process's first enqueue can come from that slice: it runs before any job.
+/// Later, "the main thread is inside a task" proves nothing — the running task is a
+/// process-wide variable, so the main thread also sees the task a pool thread is
+/// running (say, one that just signalled the main thread and is finishing), and
+/// holding the queue then would hold it for ever.
 enum EmbeddedJobs {
     static let queue = DispatchQueue(label: "ringlet.swift-concurrency")
-    /// 0: the first slice may still run; 1: the queue is held for it; 2: it ended.
+    /// 0: nothing enqueued yet; 1: the queue is held for the first slice; 2: the slice
+    /// ended, or the first enqueue was not the slice's.
     private static let mainSlice = Atomic<Int>(0)
 
     static func enqueue(_ job: UnownedJob, runningOn executor: JobNode.Executor) {
-        if mainSlice.load(ordering: .relaxed) == 0, ThreadContext.current.isMainThread,
-           withUnsafeCurrentTask(body: { $0 != nil }) {
-            // The main thread inside a task before the drain: an async main's first slice.
-            if mainSlice.compareExchange(expected: 0, desired: 1, ordering: .acquiringAndReleasing).exchanged {
+        if mainSlice.load(ordering: .relaxed) == 0 {
+            let firstSlice = ThreadContext.current.isMainThread && withUnsafeCurrentTask(body: { $0 != nil })
+            if mainSlice.compareExchange(expected: 0, desired: firstSlice ? 1 : 2,
+                                         ordering: .acquiringAndReleasing).exchanged, firstSlice {
                 queue.suspend()
             }
         }

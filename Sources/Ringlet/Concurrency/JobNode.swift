@@ -60,6 +60,7 @@ enum JobNode {
                      context: ThreadContext) -> WorkNodeRef {
         context.counters.countSubmitted(priority.level)
         context.counters.countJobSubmitted()
+        context.traceEnqueued(queueNumber: 0, priority)
         let node = RuntimeParts.withPool { $0.allocate(kind: .job, priority: priority, context: context) }
         node.pointee.ticket = executor.rawValue
         jobWord(node).storeBytes(of: UInt(bitPattern: address), as: UInt.self)
@@ -88,11 +89,13 @@ enum JobNode {
         let owner = NodeRunner.owner(queue, priority, root)
         // What the job submits says where it came from, as a work item's does.
         let saved = context.enter(owner, at: priority, crumb: crumb)
+        context.traceStarted(.job, owner, priority)
         #if canImport(_Concurrency)
         JobRunner.run(job, on: executor, queue: owner)
         #else
         ringletBug("a Swift concurrency job reached a runtime built without _Concurrency")
         #endif
+        context.traceFinished()
         context.restore(saved)
         context.counters.countRan(priority.level)
         context.counters.countJobRan()

@@ -53,7 +53,9 @@ final class SleepWindow: @unchecked Sendable {
         let executor: JobNode.Executor = target == nil ? .global : (target!.isSerial ? .queueSerial : .queueTask)
         #endif
         let node = ThreadContext.withCurrent { context in
-            JobNode.make(job: JobRunner.address(of: job), priority: priority, executor: executor, context: context)
+            context.trace?.record(.sleepArmed, priority: priority.rawValue, value: delay)
+            return JobNode.make(job: JobRunner.address(of: job), priority: priority, executor: executor,
+                                context: context)
         }
         let window = SleepWindow(node: node, target: target, sleeper: sleeper?.address ?? 0)
         let manager = RuntimeParts.shared.manager.takeUnretainedValue()
@@ -73,6 +75,7 @@ final class SleepWindow: @unchecked Sendable {
     /// Manager thread: the window is reached; the wake-up job goes to its executor.
     private func reached() {
         handle = nil
+        RuntimeParts.shared.manager._withUnsafeGuaranteedRef { $0.trace?.record(.sleepReached) }
         if sleeper != 0 { SleepRegistry.shared.remove(self) }
         release()
     }

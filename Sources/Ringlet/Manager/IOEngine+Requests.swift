@@ -100,6 +100,9 @@ extension IOEngine {
 
     func issue(_ entry: InFlight, _ slot: Int, _ ring: Ring) {
         let data = userData(.io, entry.generation, slot)
+        manager.trace?.record(.ioSubmitted, aux: entry.operation.isWrite ? 1 : 0,
+                              subject: UInt64(bitPattern: Int64(entry.operation.channel.fileDescriptor)),
+                              value: UInt64(entry.length))
         manager.retrying(ring) { () throws(Errno) in
             try ring.prepareTransfer(write: entry.operation.isWrite, fd: entry.operation.channel.fileDescriptor,
                                      buffer: entry.buffer.unsafelyUnwrapped, length: entry.length,
@@ -160,6 +163,8 @@ extension IOEngine {
             }
             result = -Errno.badFile.rawValue
         }
+        manager.trace?.record(.ioCompleted, subject: UInt64(bitPattern: Int64(operation.channel.fileDescriptor)),
+                              value: UInt64(bitPattern: Int64(result)))
         slots[slot] = nil
         freeSlots.append(slot)
         inFlightCount.store(inFlightCount.load(ordering: .relaxed) - 1, ordering: .relaxed)

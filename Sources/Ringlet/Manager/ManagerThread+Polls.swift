@@ -106,6 +106,7 @@ extension ManagerThread {
     }
 
     func deliverPollEvent(_ source: DispatchSource, revents: UInt32) {
+        if let trace { traceSourceEvent(source, trace) }
         switch source.kind {
         case .read, .write:
             source.post(1)
@@ -150,5 +151,17 @@ extension ManagerThread {
             source.registration.links = links
         }
         return events
+    }
+
+    /// The trace's "source event" for a poll that completed (Observing, "The trace timeline").
+    private func traceSourceEvent(_ source: DispatchSource, _ trace: TraceBuffer) {
+        let kind: TraceSourceKind
+        switch source.kind {
+        case .write: kind = .write
+        case .process: kind = .process
+        case .fileSystem: kind = .fileSystem
+        default: kind = .read
+        }
+        trace.record(.sourceEvent, aux: kind.rawValue, subject: UInt64(source.handle))
     }
 }

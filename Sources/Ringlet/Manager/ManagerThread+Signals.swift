@@ -81,6 +81,9 @@ extension ManagerThread {
     func post(_ count: UInt32, signal signo: Int32) {
         if count == 0 { return }
         if signo == configuration.dumpSignal { dumpOnSignal() }
+        if !signals.sources[Int(signo)].isEmpty {
+            trace?.record(.sourceEvent, aux: TraceSourceKind.signal.rawValue, arg: count, subject: UInt64(signo))
+        }
         for source in signals.sources[Int(signo)] { source.post(UInt(count)) }
     }
 }

@@ -119,6 +119,8 @@ final class ManagerThread: @unchecked Sendable {
     var multishotPolls = true
     /// Sources activated and not yet finished (see `claimSourceCapacity`).
     let activeSources = Atomic<Int>(0)
+    /// The manager's trace ring (nil: tracing is off). Manager thread only.
+    var trace: TraceBuffer?
     // Statistics, under `lock`:
     private var wakeups = 0
     var armedTimers = 0
@@ -186,7 +188,8 @@ final class ManagerThread: @unchecked Sendable {
     private func threadMain(started: FutexEvent, outcome: StartOutcome) {
         ThreadControl.setName("ringlet-m")
         threadID = ThreadControl.threadID
-        ThreadContext.install(ThreadContext(worker: nil))
+        let context = ThreadContext.install(ThreadContext(worker: nil, lane: "manager"))
+        trace = context.trace
         do throws(RuntimeError) {
             let (opened, selection) = try openRing(backendRequest)
             ring = opened
@@ -225,6 +228,7 @@ final class ManagerThread: @unchecked Sendable {
             }
             submitAndWait(ring)
             awake.store(true, ordering: .relaxed)
+            trace?.record(.managerWoke)
             lock.withLock { wakeups += 1 }
             reap(ring)
         }

@@ -12,6 +12,7 @@ extension DispatchQueue {
         let node = ThreadContext.withCurrent { context in
             let priority = resolvePriority(for: context.propagatedPriority, flags: flags, itemQoS: qos)
             context.counters.countSubmitted(priority.level)
+            context.traceEnqueued(queueNumber: number, priority)
             return RuntimeParts.withPool { pool in
                 pool.allocate(kind: .block, priority: priority, isBarrier: flags.contains(.barrier) && !isRoot,
                               block: work, group: group, context: context)
@@ -44,6 +45,7 @@ extension DispatchQueue {
         let priority = resolvePriority(for: submitter, flags: workItem.flags, itemQoS: workItem.qos)
         group?.enter()
         context.counters.countSubmitted(priority.level)
+        context.traceEnqueued(queueNumber: number, priority)
         let ticket = workItem.willEnqueue(on: self, priority: priority)
         let node = RuntimeParts.withPool {
             $0.allocate(kind: .workItem, priority: priority, isBarrier: workItem.flags.contains(.barrier) && !isRoot,

@@ -66,9 +66,11 @@ extension DispatchQueue {
     private func runHolding(_ body: () -> Void, context: ThreadContext) {
         let outer = context.currentQueueReference
         if let outer { context.outerQueues.append(outer) }
-        let saved = context.enter(Unmanaged.passUnretained(self), at: syncPriority(context),
-                                  crumb: context.submitCrumb)
+        let priority = syncPriority(context)
+        let saved = context.enter(Unmanaged.passUnretained(self), at: priority, crumb: context.submitCrumb)
+        context.traceStarted(.syncBlock, Unmanaged.passUnretained(self), priority)
         body()
+        context.traceFinished()
         context.restore(saved)
         if outer != nil { context.outerQueues.removeLast() }
     }

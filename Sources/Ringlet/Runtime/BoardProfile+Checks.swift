@@ -67,6 +67,7 @@ extension BoardProfileParser {
                 p.configuration.dumpSignal = RuntimeConfiguration.dumpSignals.first {
                     $0.name.utf8.elementsEqual(text.utf8)
                 }?.number ?? 0
+            case .trace: p.configuration.trace = text.utf8.elementsEqual("off".utf8) ? nil : text
             default: p.qemuMemory = text
             }
             return
@@ -108,6 +109,7 @@ extension BoardProfileParser {
         case .ioRequests: p.configuration.ioRequests = n
         case .ioBufferBytes: p.configuration.ioBufferBytes = n
         case .sources: p.configuration.sources = n
+        case .traceEvents: p.configuration.traceEvents = n
         default: ringletBug("profile key '\(key.name)' parsed as an integer")
         }
     }

@@ -108,6 +108,8 @@ public struct BoardProfile: Sendable {
         case .backend: return c.backend.description
         case .dumpSignal:
             return RuntimeConfiguration.dumpSignals.first { $0.number == c.dumpSignal }?.name ?? "off"
+        case .trace: return c.trace ?? "off"
+        case .traceEvents: return "\(c.traceEvents)"
         }
     }
 

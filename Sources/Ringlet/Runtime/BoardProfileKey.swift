@@ -14,7 +14,7 @@ public enum BoardProfileKey: Int, CaseIterable, Sendable {
     case ringEntries
     case backgroundLeewayPercent, backgroundLeewayMaxMilliseconds, utilityLeewayPercent
     case utilityLeewayMaxMilliseconds, ioQueueDepth, ioChunkBytes, ioRequests, ioBufferBytes, sources, backend
-    case swiftConcurrency, dumpSignal
+    case swiftConcurrency, dumpSignal, trace, traceEvents
 
     /// What a key's value is written as.
     public enum Kind: Sendable {
@@ -68,13 +68,15 @@ public enum BoardProfileKey: Int, CaseIterable, Sendable {
         case .backend: return "backend"
         case .swiftConcurrency: return "swiftConcurrency"
         case .dumpSignal: return "dumpSignal"
+        case .trace: return "trace"
+        case .traceEvents: return "traceEvents"
         }
     }
 
     public var kind: Kind {
         switch self {
         case .board, .model, .minimumKernel, .crossTarget, .qemuMachine, .qemuCPU, .qemuMemory, .qemuKernel, .backend,
-             .dumpSignal:
+             .dumpSignal, .trace:
             return .text
         case .coreCapacities: return .integerList
         case .backgroundSchedIdle, .swiftConcurrency: return .boolean

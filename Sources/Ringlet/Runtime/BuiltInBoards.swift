@@ -58,6 +58,9 @@ sources = 16384
 
 # Observing: the signal that makes a running program write its dump (ringlet dump <pid>)
 dumpSignal = off
+# The trace timeline: off, or the file written at exit (RINGLET_TRACE overrides); events per thread's ring
+trace = off
+traceEvents = 16384
 
 # Timer leeway by QoS (never applied to .strict timers)
 backgroundLeewayPercent = 10
@@ -119,6 +122,9 @@ sources = 1024
 
 # Observing: the signal that makes a running program write its dump (ringlet dump <pid>)
 dumpSignal = off
+# The trace timeline: off, or the file written at exit (RINGLET_TRACE overrides); events per thread's ring
+trace = off
+traceEvents = 16384
 
 # Timer leeway by QoS (never applied to .strict timers)
 backgroundLeewayPercent = 20
@@ -179,6 +185,9 @@ sources = 65536
 
 # Observing: the signal that makes a running program write its dump (ringlet dump <pid>)
 dumpSignal = off
+# The trace timeline: off, or the file written at exit (RINGLET_TRACE overrides); events per thread's ring
+trace = off
+traceEvents = 16384
 
 # Timer leeway by QoS (never applied to .strict timers)
 backgroundLeewayPercent = 10
@@ -242,6 +251,9 @@ sources = derived
 
 # Observing: the signal that makes a running program write its dump (ringlet dump <pid>)
 dumpSignal = off
+# The trace timeline: off, or the file written at exit (RINGLET_TRACE overrides); events per thread's ring
+trace = off
+traceEvents = 16384
 
 # Timer leeway by QoS (never applied to .strict timers)
 backgroundLeewayPercent = 10

@@ -79,6 +79,10 @@ public final class Runtime: @unchecked Sendable {
                                  profile: BoardProfile?) throws(RuntimeError) -> Runtime {
         ForkGuard.install()
         let request = try BackendRequest.resolve(configuration)
+        // Before any thread exists, so that every thread gets its ring (TraceRecorder).
+        if let path = Runtime.tracePath(configuration) {
+            TraceRecorder.shared.start(path: path, eventsPerThread: configuration.traceEvents)
+        }
         let runtime = try Runtime(configuration: configuration, profile: profile, backend: request)
         do throws(RuntimeError) {
             try runtime.manager.start()
@@ -135,7 +139,7 @@ public final class Runtime: @unchecked Sendable {
             processThreads: ThreadControl.processThreadCount ?? -1,
             poolContextSwitches: poolContextSwitches, stallWatchArmed: snapshot.watching,
             workersBlockedInKernel: snapshot.coveredNow, workersCoveredInKernel: snapshot.coveredTotal,
-            drainSpins: CounterRegistry.shared.spinTotal())
+            drainSpins: CounterRegistry.shared.spinTotal(), traceEventsRecorded: TraceRecorder.shared.recordedTotal)
     }
 }
 

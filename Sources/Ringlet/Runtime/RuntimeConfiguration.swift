@@ -102,6 +102,28 @@ public struct RuntimeConfiguration: Sendable, Equatable {
     /// every worker is stuck. `ringlet dump <pid>` sends it and prints the file.
     public var dumpSignal: Int32 = 0
 
+    /// The file the runtime writes its trace timeline to, in Chrome's trace event
+    /// format (`trace`: `off`, the default, or a path; the environment variable
+    /// RINGLET_TRACE, read at start, overrides it). With a file named, every thread
+    /// records its events (items queued, started and finished with their queue and
+    /// QoS, workers parking and waking, the manager's wake-ups and timer windows,
+    /// source events, DispatchIO requests, sleeps, Swift concurrency jobs) in a ring
+    /// of `traceEvents` events allocated at start, and the file is written when the
+    /// process exits through exit(3) or a return from `main` (`Runtime.exit` too), or
+    /// on demand with `Runtime.writeTrace(to:)`. Off, the cost is one branch per
+    /// traced point. The Observing article describes the file and `ringlet trace`.
+    public var trace: String? {
+        get { traceFile?.path }
+        set { traceFile = newValue.map(TraceFileName.init) }
+    }
+    /// `trace`, stored so that the synthesized `==` compares it byte by byte: String's
+    /// own `==` needs Unicode normalization tables, which Embedded Swift builds lack.
+    private var traceFile: TraceFileName?
+    /// Events each thread's trace ring holds (`traceEvents`, 16...16777216, rounded up
+    /// to a power of two; 32 bytes each): when a ring is full its oldest events are
+    /// overwritten and the file says how many were dropped. Memory only while tracing.
+    public var traceEvents: Int = 16_384
+
     /// The signals `dumpSignal` accepts, with their profile spelling.
     public static let dumpSignals: [(name: String, number: Int32)] = [("SIGQUIT", 3), ("SIGUSR1", 10), ("SIGUSR2", 12)]
 
@@ -173,6 +195,12 @@ public struct RuntimeConfiguration: Sendable, Equatable {
         }
         try check(dumpSignal == 0 || Self.dumpSignals.contains { $0.number == dumpSignal }, "dumpSignal",
                   "must be off (0), SIGQUIT (3), SIGUSR1 (10) or SIGUSR2 (12) (got \(dumpSignal))")
+        try check(traceEvents >= 16 && traceEvents <= 1 << 24, "traceEvents",
+                  "must be 16...16777216 (got \(traceEvents))")
+        if let trace {
+            try check(!trace.isEmpty && !trace.utf8.contains(0) && trace.utf8.count < 4000, "trace",
+                      "must name a file to write the trace to, or be off (nil) (got '\(trace)')")
+        }
         try check(cores >= 1 && cores <= 256, "cores", "must be 1...256 (got \(cores))")
         try check(workersPerCore >= 1 && workersPerCore <= 16, "workersPerCore",
                   "must be 1...16 (got \(workersPerCore))")
@@ -284,4 +312,11 @@ public enum RuntimeError: Error, CustomStringConvertible {
                 + "'workersPerCore'/'reservePerCore' or 'workerStackBytes', or raise the limit"
         }
     }
+}
+
+/// A trace file's path compared as bytes (`RuntimeConfiguration.trace`).
+struct TraceFileName: Equatable, Sendable {
+    let path: String
+
+    static func == (left: TraceFileName, right: TraceFileName) -> Bool { left.path.utf8.elementsEqual(right.path.utf8) }
 }

@@ -97,6 +97,9 @@ public struct RuntimeStatistics: Sendable {
     /// How many times since start a worker that ran a serial queue dry spun for up to
     /// `spinMicroseconds` waiting for another push, rather than let go of the queue.
     public let drainSpins: Int
+    /// Trace events every thread has recorded since start, kept or since overwritten
+    /// (0 with tracing off: no thread has a ring; Observing, "The trace timeline").
+    public let traceEventsRecorded: Int
 
     /// Every thread the runtime created: workers, reserve, the manager and the I/O helpers.
     public var runtimeThreads: Int { workers + reserve + managerThreads + ioThreads }

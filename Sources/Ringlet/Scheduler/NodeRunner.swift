@@ -19,8 +19,11 @@ enum NodeRunner {
             let block = node.pointee.takeBlock()!
             let group = node.pointee.takeGroup()
             release(node, context)
-            let saved = context.enter(owner(queue, priority, root), at: priority, crumb: crumb)
+            let runsOn = owner(queue, priority, root)
+            let saved = context.enter(runsOn, at: priority, crumb: crumb)
+            context.traceStarted(.block, runsOn, priority)
             block()
+            context.traceFinished()
             context.restore(saved)
             context.counters.countRan(priority.level)
             group?.leave()
@@ -29,8 +32,11 @@ enum NodeRunner {
             let group = node.pointee.takeGroup()
             let ticket = node.pointee.ticket
             release(node, context)
-            let saved = context.enter(owner(queue, priority, root), at: priority, crumb: crumb)
+            let runsOn = owner(queue, priority, root)
+            let saved = context.enter(runsOn, at: priority, crumb: crumb)
+            context.traceStarted(.workItem, runsOn, priority)
             let ran = item.invokeFromQueue(ticket: ticket)
+            context.traceFinished()
             context.restore(saved)
             if ran { context.counters.countRan(priority.level) }
             group?.leave()
@@ -42,8 +48,11 @@ enum NodeRunner {
             // The source's own node: not released to the pool; the source may push it
             // again while it runs. `source` keeps the source alive meanwhile.
             let source = unsafeDowncast(node.pointee.object.unsafelyUnwrapped, to: DispatchSource.self)
-            let saved = context.enter(owner(queue, priority, root), at: priority, crumb: crumb)
+            let runsOn = owner(queue, priority, root)
+            let saved = context.enter(runsOn, at: priority, crumb: crumb)
+            context.traceStarted(.sourceHandler, runsOn, priority)
             source.run(node)
+            context.traceFinished()
             context.restore(saved)
             context.counters.countRan(priority.level)
         case .job:
@@ -74,8 +83,11 @@ enum NodeRunner {
     private static func runLentClosure(_ block: () -> Void, queue: DispatchQueue?, priority: QoSPriority,
                                        root: UInt8, crumb: UInt64, context: ThreadContext, node: WorkNodeRef) {
         release(node, context)
-        let saved = context.enter(owner(queue, priority, root), at: priority, crumb: crumb)
+        let runsOn = owner(queue, priority, root)
+        let saved = context.enter(runsOn, at: priority, crumb: crumb)
+        context.traceStarted(.syncBlock, runsOn, priority)
         block()
+        context.traceFinished()
         context.restore(saved)
     }
 

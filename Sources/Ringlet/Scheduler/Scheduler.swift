@@ -165,11 +165,14 @@ final class Scheduler: @unchecked Sendable {
         idle[worker.band.rawValue].append(worker)
         var seen = worker.event.snapshot
         lock.unlock()
+        let trace = worker.context?.trace
+        trace?.record(.parked)
         while true {
             _ = worker.event.wait(ifUnchangedFrom: seen)
             lock.lock()
             if worker.state != .parked {
                 lock.unlock()
+                trace?.record(.woke)
                 return nil
             }
             seen = worker.event.snapshot

@@ -101,10 +101,15 @@ final class ThreadContext {
     /// Free work nodes this thread keeps (see `WorkNodePool`), linked through `next`.
     var nodeCache: WorkNodeRef?
     var nodeCacheCount = 0
+    /// This thread's trace ring, nil with tracing off (`TraceRecorder`): the one load
+    /// and branch every traced point of the item path pays when nobody traces.
+    let trace: TraceBuffer?
 
-    init(worker: Worker?) {
+    /// `lane` names the thread in a trace when it is neither a worker nor the main thread.
+    init(worker: Worker?, lane: String? = nil) {
         self.worker = worker
         isMainThread = worker == nil && ThreadControl.threadID == ThreadControl.processID
+        trace = Self.traceBuffer(worker: worker, isMainThread: isMainThread, lane: lane)
         threadCrumb = Breadcrumb.forThread(id: ThreadControl.threadID)
         submitCrumb = threadCrumb
         priorityWord.store(isMainThread ? QoSPriority(.userInteractive).rawValue : QoSPriority(.unspecified).rawValue,

@@ -49,6 +49,14 @@ enum ThreadControl {
         return total < 0 ? nil : Int(total)
     }
 
+    /// Voluntary context switches (blocks and parks) of the threads whose names start
+    /// with `prefix`: unlike preemptions, another process's load does not add to them.
+    static func voluntaryContextSwitches(threadsNamed prefix: String) -> Int? {
+        var bytes = prefix.utf8CString
+        let total = bytes.withUnsafeMutableBufferPointer { rl_voluntary_context_switches($0.baseAddress) }
+        return total < 0 ? nil : Int(total)
+    }
+
     static func setNice(_ nice: Int32) -> Errno? {
         let r = rl_thread_set_nice(nice)
         return r == 0 ? nil : Errno(negated: r)

@@ -44,6 +44,7 @@ extension DispatchQueue {
         let barrier = flags.contains(.barrier) && !isRoot
         let node = ThreadContext.withCurrent { context in
             context.counters.countSubmitted(priority.level)
+            context.traceEnqueued(queueNumber: number, priority)
             return RuntimeParts.withPool {
                 $0.allocate(kind: .block, priority: priority, isBarrier: barrier, block: work, context: context)
             }

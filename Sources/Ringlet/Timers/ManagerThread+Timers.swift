@@ -63,6 +63,7 @@ extension ManagerThread {
     func fire(at now: UInt64) {
         let firings = timers.fire(at: now)
         if firings.isEmpty { return }
+        trace?.record(.timerWindow, arg: UInt32(truncatingIfNeeded: firings.count))
         let scheduler = RuntimeParts.shared.scheduler.takeUnretainedValue()
         scheduler.beginWakeBatch()
         defer { scheduler.endWakeBatch() }
@@ -77,6 +78,7 @@ extension ManagerThread {
                 let current = timers.currentHandle(slot: firing.handle.slot)
                 if current == nil { timerOwners[firing.handle.slot] = nil }
                 source.registration.timer = current
+                trace?.record(.sourceEvent, aux: TraceSourceKind.timer.rawValue, subject: UInt64(firing.count))
                 source.timerFired(count: firing.count)
             }
         }

@@ -1,0 +1,111 @@
+// The sensor workload of `ringlet bench` (issue 15): what a small board's data logger
+// does, run for a few seconds on each runtime, measured as CPU time, wake-ups and an
+// energy estimate every machine can give (and RAPL energy where it is readable).
+#if BENCH_RINGLET
+import Ringlet
+#elseif BENCH_DISPATCH
+import Dispatch
+#else
+#error("Sources/BenchWorkloads is compiled only through BenchWorkloadsDispatch and BenchWorkloadsRinglet")
+#endif
+import BenchSupport
+import Glibc
+
+extension Workloads {
+    /// Three repeating timers at different QoS — 50 Hz user-initiated (sampling), 10 Hz
+    /// utility (appends a 64-byte record to a log file), 1 Hz background (rewrites a
+    /// 1 KiB summary file) — each with a leeway of a tenth of its interval, and a read
+    /// source on a pipe a device thread feeds with 32 bytes every 100 ms. Measured while
+    /// main sleeps `scale.sensorNanoseconds`: context switches of every thread but main
+    /// (the device thread's included, the same on both sides), CPU time, RAPL energy.
+    static func sensor(_ scale: BenchScale) -> [(String, Double)] {
+        let log = open("/tmp/ringlet-bench-sensor-\(getpid()).log", O_WRONLY | O_CREAT | O_TRUNC, 0o600)
+        let summary = open("/tmp/ringlet-bench-sensor-\(getpid()).summary", O_WRONLY | O_CREAT | O_TRUNC, 0o600)
+        var ends: [Int32] = [-1, -1]
+        guard log >= 0, summary >= 0, pipe(&ends) == 0, fcntl(ends[0], F_SETFL, O_NONBLOCK) == 0 else {
+            fputs("ringlet bench: sensor: could not open its files in /tmp or its pipe (errno \(errno))\n", stderr)
+            exit(3)
+        }
+        let counts = SensorCounts()
+        let group = DispatchGroup()
+        var sources: [DispatchSourceProtocol] = []
+        func timer(hertz: Int, qos: DispatchQoS, _ label: String, _ handler: @escaping () -> Void) {
+            let interval = 1_000_000_000 / hertz
+            let source = DispatchSource.makeTimerSource(queue: DispatchQueue(label: label, qos: qos))
+            source.schedule(deadline: .now() + .nanoseconds(interval), repeating: .nanoseconds(interval),
+                            leeway: .nanoseconds(interval / 10))
+            source.setEventHandler(handler: handler)
+            source.setCancelHandler { group.leave() }
+            group.enter()
+            sources.append(source)
+        }
+        var samples: [Double] = []
+        timer(hertz: 50, qos: .userInitiated, "bench.sensor.sample") {
+            samples.append(Double(benchNow() % 1000))
+            if samples.count > 64 { samples.removeFirst(32) }
+            counts.add(\.samples)
+        }
+        timer(hertz: 10, qos: .utility, "bench.sensor.log") {
+            var record = [UInt8](repeating: 0x20, count: 63) + [0x0A]
+            _ = record.withUnsafeMutableBytes { write(log, $0.baseAddress, $0.count) }
+            counts.add(\.logWrites)
+        }
+        timer(hertz: 1, qos: .background, "bench.sensor.summary") {
+            let block = [UInt8](repeating: 0x53, count: 1024)
+            _ = block.withUnsafeBytes { pwrite(summary, $0.baseAddress, $0.count, 0) }
+            counts.add(\.summaryWrites)
+        }
+        let reader = DispatchSource.makeReadSource(fileDescriptor: ends[0],
+                                                   queue: DispatchQueue(label: "bench.sensor.device", qos: .utility))
+        reader.setEventHandler {
+            var buffer = [UInt8](repeating: 0, count: 256)
+            while buffer.withUnsafeMutableBytes({ read(ends[0], $0.baseAddress, $0.count) }) > 0 {
+                counts.add(\.deviceReads)
+            }
+        }
+        reader.setCancelHandler { group.leave() }
+        group.enter()
+        sources.append(reader)
+        let device = BenchPipeFeeder(fd: ends[1], bytes: 32, intervalNanoseconds: 100_000_000)
+        device.start()
+        for source in sources { source.activate() }
+        benchSleep(nanoseconds: 200_000_000)  // the first fires and reads: not counted
+        let measured = benchMeasureWhileSleeping(nanoseconds: scale.sensorNanoseconds)
+        device.stop()
+        for source in sources { source.cancel() }
+        group.wait()
+        close(ends[0]); close(ends[1]); close(log); close(summary)
+        unlink("/tmp/ringlet-bench-sensor-\(getpid()).log")
+        unlink("/tmp/ringlet-bench-sensor-\(getpid()).summary")
+        let values = Dictionary(measured, uniquingKeysWith: { a, _ in a })
+        let seconds = (values["window_ns"] ?? 1) / 1e9
+        let switches = values["switches"] ?? 0
+        return measured + counts.figures() + [
+            ("device_writes", Double(device.writes)),
+            ("wakeups_per_s", switches / seconds),
+            ("energy_estimate_uj", BenchEnergyModel.microjoules(cpuNanoseconds: values["cpu_ns"] ?? 0,
+                                                                wakeups: switches))]
+    }
+
+    /// What the sensor workload's handlers did (each written by its own handler only).
+    final class SensorCounts: @unchecked Sendable {
+        var samples = 0
+        var logWrites = 0
+        var summaryWrites = 0
+        var deviceReads = 0
+        private let lock = DispatchSemaphore(value: 1)
+
+        func add(_ field: ReferenceWritableKeyPath<SensorCounts, Int>) {
+            lock.wait()
+            self[keyPath: field] += 1
+            lock.signal()
+        }
+
+        func figures() -> [(String, Double)] {
+            lock.wait()
+            defer { lock.signal() }
+            return [("samples", Double(samples)), ("log_writes", Double(logWrites)),
+                    ("summary_writes", Double(summaryWrites)), ("device_reads", Double(deviceReads))]
+        }
+    }
+}
