@@ -14,7 +14,7 @@ import Testing
                 await withTaskGroup(of: Void.self) { group in
                     for index in 0..<200 {
                         group.addTask {
-                            let milliseconds = 5 + index % 40
+                            let milliseconds = 100 + index % 40
                             let clock = ContinuousClock()
                             let start = clock.now
                             switch index % 4 {
@@ -29,13 +29,14 @@ import Testing
                             if slept < .milliseconds(milliseconds) { early.append("\(slept) < \(milliseconds) ms") }
                         }
                     }
-                    // While they sleep: windows in the manager's timers. The peak is the
-                    // count the condition saw: read again after it, on a loaded machine,
-                    // every sleep (5-44 ms) may already have ended.
-                    _ = eventually {
-                        let armed = Runtime.statistics.timersArmed
+                    // While they sleep (100-139 ms): windows in the manager's timers. Polled
+                    // by awaiting, not by blocking one of the pool's two workers (CI saw a
+                    // blocking poller find only 1 window in 10 s).
+                    for _ in 0..<2000 {
+                        let armed = ConcurrencySleepTests.armedTimers
                         armedPeak.raise(to: armed)
-                        return armed >= 20
+                        if armed >= 20 { break }
+                        try? await Task.sleep(for: .milliseconds(5))
                     }
                 }
                 let added = threadsAdded(since: before)
@@ -45,6 +46,10 @@ import Testing
             }
         }
     }
+
+    /// Timer windows armed now (the manager's count, without the /proc reads of
+    /// `Runtime.statistics`, so that 200 tasks can read it as they start).
+    static var armedTimers: Int { RuntimeParts.shared.manager.takeUnretainedValue().counters.armedTimers }
 
     /// A task sleeping for a minute, cancelled: it throws CancellationError at once,
     /// and its window leaves the timer structure (no wake-up a minute later).
