@@ -3,6 +3,15 @@ import _Concurrency
 import Synchronization
 
 extension DispatchSourceProtocol {
+    /// Traps, naming the misuse: only Ringlet's `DispatchSource` has events to iterate
+    /// (the requirement's witness for a conforming type of the program's own).
+    public var events: DispatchSource.Events {
+        ringletMisuse("events of a DispatchSourceProtocol value that is not a Ringlet DispatchSource: make the "
+            + "source with DispatchSource.make...")
+    }
+}
+
+extension DispatchSource {
     /// The source's events for `for await`, in place of the event handler: each
     /// element is the `data` a handler would see — a timer's fires (missed intervals
     /// included), a signal's count, the sum, OR or latest user data, a read or write
@@ -22,20 +31,11 @@ extension DispatchSourceProtocol {
     /// loop): the source's life is the loop's. Cost: one small object per iteration and
     /// a continuation per element; no thread, no buffer.
     ///
-    /// Traps, naming the source, on a source that is not Ringlet's `DispatchSource`, when
-    /// a second iterator is made while the first one's source is not cancelled, and when
-    /// two tasks wait on one iterator at once.
-    public var events: DispatchSource.Events {
-        guard let source = self as? DispatchSource else {
-            ringletMisuse("events of a DispatchSourceProtocol value that is not a Ringlet DispatchSource: make the "
-                + "source with DispatchSource.make...")
-        }
-        return DispatchSource.Events(source: source)
-    }
-}
+    /// Traps, naming the source, when a second iterator is made while the first one's
+    /// source is not cancelled, and when two tasks wait on one iterator at once.
+    public var events: Events { Events(source: self) }
 
-extension DispatchSource {
-    /// A source's events, as ``DispatchSourceProtocol/events`` describes.
+    /// A source's events, as ``DispatchSource/events`` describes.
     public struct Events: AsyncSequence, Sendable {
         public typealias Element = UInt
         public typealias Failure = Never
