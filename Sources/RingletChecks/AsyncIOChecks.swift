@@ -54,18 +54,6 @@ func runAsyncIOChecks(_ harness: CheckHarness) {
         return failure
     }
 
-    // In Embedded Swift the three checks below hang or trap in about 1 run of 2 (the
-    // chunks' task never resumes after a read completed, with every pool thread parked;
-    // the events check ends in an illegal instruction on the main thread): the same
-    // open defect of the Embedded executor as the default actor and Runtime.sleep
-    // (AsyncChecks.swift), open in issue 12. They run in full Swift.
-    #if hasFeature(Embedded)
-    let embeddedDefect = "hangs or traps in about 1 run of 2 in Embedded Swift (a task never resumes); open"
-    harness.skip("a pipe's chunks come in order and end when the writer closes it", because: embeddedDefect)
-    harness.skip("cancelling the task of a read waiting on an empty pipe ends the read, which takes nothing",
-                 because: embeddedDefect)
-    harness.skip("a source's events merge while the task is away and end when it is cancelled", because: embeddedDefect)
-    #else
     harness.run("a pipe's chunks come in order and end when the writer closes it") {
         var fds: [Int32] = [-1, -1]
         if fds.withUnsafeMutableBufferPointer({ rl_pipe($0.baseAddress, 0) }) != 0 { return "pipe2 failed" }
@@ -171,6 +159,5 @@ func runAsyncIOChecks(_ harness: CheckHarness) {
             return fires == 3 ? nil : "the timer's events ended after \(fires) of 3"
         }
     }
-    #endif
 }
 #endif
