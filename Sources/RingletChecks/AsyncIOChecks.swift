@@ -73,12 +73,18 @@ func runAsyncIOChecks(_ harness: CheckHarness) {
         let channel = DispatchIO(type: .stream, fileDescriptor: readEnd, queue: DispatchQueue(label: "checks.async.pipe")) { _ in
             rl_close(readEnd)
         }
+        // A step reads what the pipe holds until it finds it empty, so a writer that
+        // keeps it full (a loaded machine) makes one long step: the high water bounds
+        // each step, and then 200,000 bytes are at least 4 chunks.
+        let highWater = 50_000
+        channel.setLimit(highWater: highWater)
         let failure = awaitCheck {
             var chunks = channel.chunks().makeAsyncIterator()
             var received = DispatchData.empty
             var pieces = 0
             do throws(DispatchIO.AsyncFailure) {
                 while let chunk = try await chunks.next() {
+                    if chunk.count > highWater { return "a chunk of \(chunk.count) bytes passed the high water" }
                     received.append(chunk)
                     pieces += 1
                 }
@@ -87,7 +93,7 @@ func runAsyncIOChecks(_ harness: CheckHarness) {
             }
             if received.count != total { return "read \(received.count) of \(total) bytes" }
             if !received.elementsEqual(patternData(total)) { return "bytes out of place" }
-            return pieces > 1 ? nil : "the whole stream came as one chunk"
+            return pieces >= 4 ? nil : "\(total) bytes came as \(pieces) chunk(s) of at most \(highWater)"
         }
         channel.close()
         return failure
