@@ -182,6 +182,7 @@ runIOChecks(harness)
 runBoardChecks(harness)
 #if canImport(_Concurrency)
 runAsyncChecks(harness)
+runAsyncIOChecks(harness)
 #endif
 
 harness.run("an idle pool makes no wakeups") {

@@ -7,8 +7,13 @@
 // drains there): status 0, or 1 after writing what failed to stderr. What needs the
 // process's main thread (`@MainActor`, an async main) runs in the probe program
 // (Sources/RingletConcurrencyProbe), whose main thread calls `dispatchMain()`.
+//
+// A scenario never hangs its child: its waits are bounded, and an `await` that cannot
+// be (a task that never resumes) is caught by a watchdog thread that ends the child
+// naming the step it stuck in (`ConcurrencyChild.step`), with the runtime's dump.
 
 import CRingletTestSupport
+import Glibc
 import Synchronization
 import Testing
 @testable import Ringlet
@@ -19,6 +24,7 @@ enum ConcurrencyChild {
     static func run(_ configuration: RuntimeConfiguration = twoCoreConfiguration(),
                     _ scenario: @escaping @Sendable () async -> String?) async {
         startRuntime(configuration)
+        startWatchdog()
         ConcurrencyExecutors.installForTests()
         // Detached, so that the scenario starts on Ringlet's pool, not on the harness's thread.
         let failure = await Task.detached { await scenario() }.value
@@ -34,7 +40,46 @@ enum ConcurrencyChild {
         Issue.record("scenario failed: \(message)")
         Runtime.exit(status: 1)
     }
+
+    /// How long one step of a scenario may last before the watchdog ends the child:
+    /// longer than a bounded wait inside it (the patience), so that those fail first
+    /// and say more.
+    static var stepLimitSeconds: Double { 3 * patienceSeconds }
+
+    /// Names what the scenario does from now on; the watchdog's report quotes it when
+    /// the step lasts longer than `stepLimitSeconds`.
+    static func step(_ text: String) {
+        let now = monotonicNanoseconds
+        scenarioStep.withLock { $0 = (text, now) }
+    }
+
+    /// A thread of its own (not the pool's, which may be what is stuck) that fails the
+    /// scenario once a step outlasts the limit.
+    private static func startWatchdog() {
+        step("starting the scenario")
+        var thread = pthread_t()
+        let created = pthread_create(&thread, nil, { _ in
+            ConcurrencyChild.watch()
+            return nil
+        }, nil)
+        precondition(created == 0, "pthread_create failed: \(created)")
+        pthread_detach(thread)
+    }
+
+    private static func watch() {
+        while true {
+            let (text, since) = scenarioStep.withLock { $0 }
+            let lasted = secondsSince(since)
+            if lasted > stepLimitSeconds {
+                fail("stuck for \(Int(lasted)) s at: \(text)\n\(Runtime.dump())")
+            }
+            sleepMilliseconds(100)
+        }
+    }
 }
+
+/// The scenario's current step and when it began (`ConcurrencyChild.step`).
+private let scenarioStep = Mutex<(text: String, since: UInt64)>(("", 0))
 
 /// Whether the calling thread is one of Ringlet's pool threads.
 var onPoolThread: Bool { ThreadContext.current.worker != nil }

@@ -224,6 +224,37 @@ import Testing
             #expect(runs.value == 1)
         }
     }
+
+    /// A read source cancelled while the kernel still holds a wake-up of its poll: the
+    /// byte is written on the manager thread just before the cancel, so the ring's
+    /// deferred task work (IORING_SETUP_DEFER_TASKRUN runs it only when the manager
+    /// waits) has not run when the removal is submitted, and the kernel answers it
+    /// EALREADY, the multishot poll staying armed. The cancellation waited for that
+    /// poll's last completion for ever: no cancel handler, the source's slot held (the
+    /// events iterator of a read source, cancelled right after an element, hung so).
+    @Test func aReadSourceCancelledWhileItsPollIsWakingStillFinishes() {
+        let pipe = TestPipe()
+        defer { rl_close(pipe.writeEnd) }
+        let queue = DispatchQueue(label: "test.regression.cancel-waking-poll")
+        let source = DispatchSource.makeReadSource(fileDescriptor: pipe.readEnd, queue: queue)
+        let registered = DispatchSemaphore(value: 0)
+        let cancelled = DispatchSemaphore(value: 0)
+        source.setRegistrationHandler { registered.signal() }
+        source.setEventHandler { _ = pipe.read(4096) }
+        source.setCancelHandler {
+            rl_close(pipe.readEnd)
+            cancelled.signal()
+        }
+        source.activate()
+        #expect(waited(registered))
+        settle(queue)  // the poll is submitted
+        nonisolated(unsafe) let cancelling = source
+        onManager {
+            pipe.write(1)
+            cancelling.cancel()  // taken before the manager next waits
+        }
+        #expect(waited(cancelled), "the cancel handler never ran")
+    }
 }
 
 /// SIGPIPE handler calls in `aWorkerWritingToAClosedPipeGetsSIGPIPELikeGCD`'s child.

@@ -147,6 +147,8 @@ public class DispatchIO: DispatchObject, @unchecked Sendable {
 
     var intervalSetting: (nanoseconds: UInt64, strict: Bool) { lock.withLock { interval } }
 
+    var highWaterSetting: Int { lock.withLock { highWater } }
+
     // MARK: Operations
 
     /// Reads `length` bytes (Int.max: to the end) at `offset` (ignored by `.stream`
@@ -161,8 +163,10 @@ public class DispatchIO: DispatchObject, @unchecked Sendable {
 
     /// `endsWhenDrained`: on a pipe or socket, the read ends once it has data and the
     /// descriptor has no more (libdispatch's convenience read completes on EAGAIN).
+    /// Returns the operation, which `IOEngine.cancel` can end early.
+    @discardableResult
     func read(offset: Int, length: Int, queue: DispatchQueue, endsWhenDrained: Bool,
-              handler: @escaping (_ done: Bool, _ data: DispatchData?, _ error: Int32) -> Void) {
+              handler: @escaping (_ done: Bool, _ data: DispatchData?, _ error: Int32) -> Void) -> IOOperation {
         let limits = lock.withLock { (lowWater, highWater) }
         let start = startOffset(offset)
         let operation = IOOperation(channel: self, isWrite: false, startOffset: start.offset,
@@ -170,6 +174,7 @@ public class DispatchIO: DispatchObject, @unchecked Sendable {
                                     limits: limits, endsWhenDrained: endsWhenDrained, handler: handler)
         let fits = start.offset.map { IOOperation.rangeFits(start: $0, length: length, isWrite: false) } ?? true
         admit(operation, invalid: offset < 0 || length < 0 || !start.valid || !fits)
+        return operation
     }
 
     /// Writes `data` at `offset` (ignored by `.stream` channels and O_APPEND files).
@@ -178,12 +183,20 @@ public class DispatchIO: DispatchObject, @unchecked Sendable {
     /// past the largest file offset).
     public func write(offset: Int, data: DispatchData, queue: DispatchQueue,
                       ioHandler: @escaping (_ done: Bool, _ data: DispatchData?, _ error: Int32) -> Void) {
+        startWrite(offset: offset, data: data, queue: queue, handler: ioHandler)
+    }
+
+    /// `write(offset:data:queue:ioHandler:)`, returning the operation.
+    @discardableResult
+    func startWrite(offset: Int, data: DispatchData, queue: DispatchQueue,
+                    handler: @escaping (_ done: Bool, _ data: DispatchData?, _ error: Int32) -> Void) -> IOOperation {
         let start: (offset: Int64?, valid: Bool) = appends ? (nil, true) : startOffset(offset)
         let operation = IOOperation(channel: self, isWrite: true, startOffset: start.offset,
                                     length: data.count, writeData: data, queue: queue,
-                                    limits: (1, Int.max), endsWhenDrained: false, handler: ioHandler)
+                                    limits: (1, Int.max), endsWhenDrained: false, handler: handler)
         let fits = start.offset.map { IOOperation.rangeFits(start: $0, length: data.count, isWrite: true) } ?? true
         admit(operation, invalid: offset < 0 || !start.valid || !fits)
+        return operation
     }
 
     /// `.random`: the file offset of channel offset `offset` (`valid` false when it

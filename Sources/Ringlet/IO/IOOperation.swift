@@ -52,6 +52,8 @@ final class IOOperation: @unchecked Sendable {
     var eofAt: Int64?
     var failure: Int32 = 0
     var stopped = false
+    /// `IOEngine.start` has seen it (a cancel before that leaves the ending to it).
+    var started = false
     var issuingDone = false
     var waitingForResources = false
     /// For streams: the bytes still to write start here in `writeData`.

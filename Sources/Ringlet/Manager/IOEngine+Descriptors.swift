@@ -101,6 +101,17 @@ extension IOEngine {
         return dropped
     }
 
+    /// Takes `operation` out of its lane's queue; false when it is not waiting there.
+    func dropWaitingTurn(_ operation: IOOperation) -> Bool {
+        guard operation.channel.type == .stream,
+              let entry = existingLanes(operation.channel.fileDescriptor) else { return false }
+        let lane = lane(of: operation)
+        guard let index = entry.waiting[lane].firstIndex(where: { $0 === operation }) else { return false }
+        entry.waiting[lane].remove(at: index)
+        dropIfIdle(entry)
+        return true
+    }
+
     /// `channel`'s operations active in the lanes.
     func activeTurns(of channel: DispatchIO) -> [IOOperation] {
         guard let entry = existingLanes(channel.fileDescriptor) else { return [] }

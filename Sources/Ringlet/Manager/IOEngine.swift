@@ -84,6 +84,10 @@ final class IOEngine: @unchecked Sendable {
 
     func stop(_ channel: DispatchIO) { manager.submit(.run { [self] in stop(channel, $0) }) }
 
+    /// Ends one operation early, as `.stop` ends a channel's (an awaiting task was
+    /// cancelled: DispatchIO+Async.swift). Its done handler still runs, once, with ECANCELED.
+    func cancel(_ operation: IOOperation) { manager.submit(.run { [self] in cancel(operation, $0) }) }
+
     /// A handler returned `bytes` of read data to the budget.
     func releaseBudget(_ bytes: Int) {
         if pool.release(bytes) { manager.submit(.run { [self] in resume($0) }) }
@@ -93,7 +97,9 @@ final class IOEngine: @unchecked Sendable {
 
     func start(_ operation: IOOperation, _ ring: Ring) {
         let channel = operation.channel
-        if channel.stopped {
+        operation.started = true
+        // `stopped` already: cancelled before its start reached the manager (`cancel`).
+        if channel.stopped || operation.stopped {
             end(operation, error: Errno.cancelled.rawValue)
             return
         }
@@ -169,6 +175,34 @@ final class IOEngine: @unchecked Sendable {
             active.stopped = true
             finishIfDone(active, ring)
         }
+    }
+
+    /// Ends `operation` alone with ECANCELED: out of its lane's queue if it waits for
+    /// its turn, its requests cancelled on the ring if it has some in flight (it ends
+    /// when they are back), at once otherwise. An operation not started yet (its
+    /// start request comes after this one, or a barrier holds it) ends at its start:
+    /// the channel counts a held operation as running only once it is released.
+    func cancel(_ operation: IOOperation, _ ring: Ring) {
+        if operation.issuingDone || operation.stopped { return }
+        operation.stopped = true
+        if !operation.started { return }
+        if dropWaitingTurn(operation) {
+            end(operation, error: Errno.cancelled.rawValue)
+            return
+        }
+        for (slot, entry) in slots.enumerated() {
+            guard let entry, entry.operation === operation else { continue }
+            let tag: ManagerThread.Tag = entry.polling ? .ioPoll : .io
+            manager.retrying(ring) { () throws(Errno) in
+                try ring.prepareCancel(target: userData(tag, entry.generation, slot),
+                                       userData: userData(.ioCancel, 0, 0))
+            }
+        }
+        if operation.waitingForResources {
+            waiting.removeAll { $0 === operation }
+            operation.waitingForResources = false
+        }
+        finishIfDone(operation, ring)  // nothing in flight: ends now; else when the last request is back
     }
 
     /// Budget came back: pump the operations that waited for it.

@@ -51,11 +51,39 @@ extension ManagerThread {
         armPoll(source, ring)
     }
 
-    func pollCompleted(_ completion: Ring.Completion, _ ring: Ring) {
-        let slot = Int(completion.userData & 0xFFFF_FFFF)
-        let generation = UInt32((completion.userData >> 32) & 0xFF_FFFF)
+    /// The source a poll's (or its removal's) user data names; nil when stale.
+    private func polledSource(_ userData: UInt64) -> DispatchSource? {
+        let slot = Int(userData & 0xFFFF_FFFF)
+        let generation = UInt32((userData >> 32) & 0xFF_FFFF)
         guard slot < sourceSlots.count, let source = sourceSlots[slot],
-              source.registration.generation & 0xFF_FFFF == generation else { return }  // stale
+              source.registration.generation & 0xFF_FFFF == generation else { return nil }
+        return source
+    }
+
+    /// Asks the kernel to end the source's poll (cancellation): its last completion,
+    /// without IORING_CQE_F_MORE, then finishes the job (`pollCompleted`).
+    func removePoll(_ source: DispatchSource, _ ring: Ring) {
+        let (target, data) = (sourceUserData(.poll, source), sourceUserData(.pollRemove, source))
+        retrying(ring) { () throws(Errno) in
+            try ring.preparePollRemove(target: target, userData: data)
+        }
+    }
+
+    /// The kernel's answer to `removePoll`. EALREADY: it was handling a wake-up of the
+    /// poll (the ring's deferred task work, which runs only when the manager waits, had
+    /// not run when the removal was submitted), so the poll stays armed — a multishot
+    /// one until the next wake-up, which may never come — and the cancel handler would
+    /// wait for ever. The removal is asked again: the manager waited since, so that
+    /// work has run. 0 (removed) and ENOENT (the poll had ended) leave it to the poll's
+    /// last completion.
+    func pollRemoveCompleted(_ completion: Ring.Completion, _ ring: Ring) {
+        guard completion.result == -Errno.alreadyInProgress.rawValue, let source = polledSource(completion.userData),
+              source.registration.removing, source.registration.pollArmed else { return }
+        removePoll(source, ring)
+    }
+
+    func pollCompleted(_ completion: Ring.Completion, _ ring: Ring) {
+        guard let source = polledSource(completion.userData) else { return }  // stale
         let more = completion.hasMore
         if !more { source.registration.pollArmed = false }
         if source.registration.removing {

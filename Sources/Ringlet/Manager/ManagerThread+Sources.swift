@@ -22,6 +22,7 @@ struct KernelSourceSide {
     let disarm: (DispatchSource, Ring) -> Bool
     let rearmPoll: (DispatchSource, Ring) -> Void
     let pollCompleted: (Ring.Completion, Ring) -> Void
+    let pollRemoveCompleted: (Ring.Completion, Ring) -> Void
     let signalsCompleted: (Ring.Completion, Ring) -> Void
     /// Signals Ringlet's handler caught on the program's threads (it wrote the eventfd).
     let takeCaughtSignals: () -> Void
@@ -45,6 +46,7 @@ extension ManagerThread {
             disarm: { [unowned(unsafe) self] in disarmKernelEvents($0, $1) },
             rearmPoll: { [unowned(unsafe) self] in rearmPoll($0, $1) },
             pollCompleted: { [unowned(unsafe) self] in pollCompleted($0, $1) },
+            pollRemoveCompleted: { [unowned(unsafe) self] in pollRemoveCompleted($0, $1) },
             signalsCompleted: { [unowned(unsafe) self] in signalsCompleted($0, $1) },
             takeCaughtSignals: { [unowned(unsafe) self] in takeCaughtSignals() })
     }
@@ -164,10 +166,7 @@ extension ManagerThread {
         if case .signal(let signo) = source.kind {
             unwatchSignal(signo, source, ring)
         } else if source.registration.pollArmed {
-            let target = sourceUserData(.poll, source)
-            retrying(ring) { () throws(Errno) in
-                try ring.preparePollRemove(target: target, userData: userData(.pollRemove, 0))
-            }
+            removePoll(source, ring)
             return true
         }
         return false

@@ -296,11 +296,13 @@ final class ManagerThread: @unchecked Sendable {
                 kernelSide?.pollCompleted(completion, ring)
             case .signals:
                 kernelSide?.signalsCompleted(completion, ring)
+            case .pollRemove:
+                kernelSide?.pollRemoveCompleted(completion, ring)
             case .clockChange:
                 clockChanged(completion, ring)
             case .io, .ioPoll:
                 ioCompletions?(completion, ring)
-            case .timeoutRemove, .pollRemove, .ioCancel, .none:
+            case .timeoutRemove, .ioCancel, .none:
                 break
             }
         }

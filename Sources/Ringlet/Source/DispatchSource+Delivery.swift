@@ -71,6 +71,14 @@ extension DispatchSource {
         }
         if !descriptorStillNamesItsFile() { return }
         currentData.store(estimate(value), ordering: .relaxed)
+        #if canImport(_Concurrency)
+        if let stream = lock.withLock({ eventStream }) {
+            // A task iterates the events: it gets the value. Read and write sources
+            // check readiness again when it asks for the next one (`eventsConsumed`).
+            stream.offer(currentData.load(ordering: .relaxed))
+            return
+        }
+        #endif
         guard let handler = lock.withLock({ eventHandler }) else {
             // No handler: nothing drains the descriptor, so no level-triggered re-run
             // (it would spin); the next edge re-arms the poll.
@@ -78,6 +86,12 @@ extension DispatchSource {
             return
         }
         handler.run()
+        readinessAfterHandler()
+    }
+
+    /// After a handler (or an events iterator's element): a read or write source
+    /// still ready gets another delivery, else its poll is re-armed if it ended.
+    func readinessAfterHandler() {
         if !recheckReadiness() { rearmPollIfOwed() }
     }
 

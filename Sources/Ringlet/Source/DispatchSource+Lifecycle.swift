@@ -138,6 +138,10 @@ extension DispatchSource {
             return handler
         }
         handler?.run()
+        #if canImport(_Concurrency)
+        // An events iterator ends after the cancel handler, as a handler-based source's life does.
+        lock.withLock { eventStream }?.end()
+        #endif
         // The node running this is the last: the drainer's reference keeps the source
         // alive until it returns.
         node.deinitialize(count: 1)

@@ -59,6 +59,11 @@ public class DispatchSource: DispatchObject, @unchecked Sendable {
     /// The label of the queue the handlers run on, for messages.
     var targetLabel: String
     var timerSpec: TimerSpec?
+    #if canImport(_Concurrency)
+    /// Where deliveries go instead of the event handler while a task iterates the
+    /// source's events (DispatchSource+Events.swift).
+    var eventStream: SourceEventStream?
+    #endif
     /// The source's own nodes, one per `NodeRole`, allocated at activation (see
     /// DispatchSource+Lifecycle.swift). Each initialised node holds the source.
     var ownNodes: WorkNodeRef?

@@ -23,6 +23,18 @@ public protocol DispatchSourceProtocol: AnyObject {
     /// What the current event carries: fires, bytes, signals, merged user data.
     var data: UInt { get }
     var isCancelled: Bool { get }
+    #if canImport(_Concurrency)
+    /// The source's events for `for await`, in place of the event handler
+    /// (``DispatchSource/Events`` says what each element holds and how they end).
+    ///
+    /// A requirement, not an extension member, so that a call on an existential goes
+    /// through the witness table to `DispatchSource`'s own getter. In Embedded Swift an
+    /// extension member called on an existential is its unspecialized generic form,
+    /// which Ringlet's object file holds as a trap (Embedded Swift compiles no
+    /// unspecialized generics) and which wins the link over the caller's working weak
+    /// copy: `source.events` ended in an illegal instruction there.
+    var events: DispatchSource.Events { get }
+    #endif
 }
 
 // The shorter forms (protocol requirements cannot have default arguments).
