@@ -47,9 +47,12 @@ public final class DispatchQueue: DispatchObject, @unchecked Sendable {
     /// 0: none): the drainer hands off to a worker that may run it when its own band
     /// may not. Read by the drainer between items without the lock.
     let overrideSignal = Atomic<UInt8>(0)
-    /// Counts pushes (written under the lock), so a drainer spinning on an empty
-    /// queue can see new items without taking the lock.
+    /// Counts the takes of the inbox that moved nodes (written under the lock), so a
+    /// drainer spinning on an empty queue sees items another thread took in for it.
     let pushCount = Atomic<UInt32>(0)
+    /// Where `async` puts nodes without the lock (QueueInbox.swift); they reach
+    /// `state.fifo` when a lock holder takes them (`takeInboxLocked`).
+    let inbox = QueueInbox()
     /// Mirrors `state.isSuspended` for drainers running a batch without the lock.
     let stopRequested = Atomic<Bool>(false)
     /// The queue's own token node (outside the pool); `state.embeddedTokenInUse` says

@@ -41,6 +41,9 @@ struct QueueState {
     var tokenPriority = QoSPriority.lowest
     /// The most urgent priority among pending items (an upper bound).
     var pendingMaxPriority = QoSPriority.lowest
+    /// The most urgent node taken in from the inbox since the last wake-up decision
+    /// (`DispatchQueue.wakeupOrRaiseLocked`).
+    var inboxPriority = QoSPriority.lowest
     /// The node whose push raised `pendingMaxPriority` above the items before it.
     var overrideMarker: WorkNodeRef?
     /// Unbalanced `suspend()` calls.
