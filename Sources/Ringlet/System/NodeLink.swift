@@ -5,10 +5,11 @@ import CRinglet
 /// may be reading that link with an acquire load. Elsewhere `next` is a plain field,
 /// owned by whoever holds the lock of the list the node is in.
 enum NodeLink {
-    /// Where `next` lives in a node (its first field).
+    /// Where `next` lives in a node: its first field, at offset 0 (checked by a test;
+    /// Embedded Swift has no key paths to ask `MemoryLayout.offset(of:)` here).
     @inline(__always)
     private static func slot(_ node: WorkNodeRef) -> UnsafeMutableRawPointer {
-        UnsafeMutableRawPointer(node) + MemoryLayout<WorkNode>.offset(of: \WorkNode.next).unsafelyUnwrapped
+        UnsafeMutableRawPointer(node)
     }
 
     /// `node.next`, read with acquire ordering: the linked node's fields are visible.
