@@ -29,11 +29,18 @@ public final class DispatchQueue: DispatchObject, @unchecked Sendable {
     /// The QoS given at creation (`.unspecified` when none).
     let requestedQoS: DispatchQoS
     /// Items that may run at once: 1 for serial queues (also in `state`, for reads
-    /// without the lock).
-    let width: Int
+    /// without the lock). Derived from `kind`, not stored: a queue's bytes count
+    /// (`ringlet bench`'s memory row).
+    var width: Int {
+        switch kind {
+        case .serial, .main: return 1
+        case .concurrent, .root: return Int(Int32.max)
+        }
+    }
 
-    /// The queue's state machine, under `lock` (QueueState.swift).
-    let lock = FutexLock()
+    /// The queue's state machine, under `lock` (QueueState.swift). A `ParkingLock`:
+    /// its word lives in the queue's own allocation.
+    let lock = ParkingLock()
     var state: QueueState
     /// QoS this queue imposes on its items: its own, else its target chain's
     /// (`.unspecified` when the chain has none: items keep their own).
@@ -75,7 +82,6 @@ public final class DispatchQueue: DispatchObject, @unchecked Sendable {
         case .serial, .main: width = 1
         case .concurrent, .root: width = Int(Int32.max)
         }
-        self.width = width
         state = QueueState(width: width, target: target, inactive: inactive)
         stopRequested.store(inactive, ordering: .relaxed)
         super.init()
@@ -109,7 +115,6 @@ public final class DispatchQueue: DispatchObject, @unchecked Sendable {
             ringletMisuse("queue '\(label)' was released while suspended (\(state.suspendCount) unbalanced "
                 + "suspend()); resume() it before releasing it, or its items would never run")
         }
-        lock.deallocate()
         embeddedToken.deallocate()
     }
 
