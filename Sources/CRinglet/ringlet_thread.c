@@ -31,6 +31,8 @@ int rl_futex_wait(unsigned int *word, unsigned int expected, long long timeout_n
     return r == 0 ? 0 : -errno;
 }
 
+void rl_thread_yield(void) { sched_yield(); }
+
 int rl_futex_wake(unsigned int *word, int count) {
     long r = syscall(SYS_futex, word, FUTEX_WAKE_PRIVATE, count, NULL, NULL, 0);
     return r < 0 ? -errno : (int)r;

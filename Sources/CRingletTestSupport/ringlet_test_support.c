@@ -6,6 +6,7 @@
 #include <sched.h>
 #include <stdlib.h>
 #include <fcntl.h>
+#include <malloc.h>
 #include <stdlib.h>
 #include <pthread.h>
 #include <signal.h>
@@ -174,3 +175,5 @@ int rl_test_thread_ids(int *ids, int capacity) {
     closedir(tasks);
     return count;
 }
+
+unsigned long long rl_test_heap_block_bytes(void *block) { return malloc_usable_size(block); }

@@ -6,6 +6,8 @@ import Testing
     /// (48 for the work, 8 for its breadcrumb).
     @Test func aWorkNodeIsFiftySixBytes() {
         #expect(MemoryLayout<WorkNode>.stride == 56)
+        // The queue inbox links nodes through `next` at offset 0 (System/NodeLink.swift).
+        #expect(MemoryLayout<WorkNode>.offset(of: \WorkNode.next) == 0)
     }
 
     @Test func asyncRunsAndGroupWaits() {

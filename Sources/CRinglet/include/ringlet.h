@@ -29,6 +29,15 @@ static inline unsigned int rl_atomic_add_u32(unsigned int *word, unsigned int de
     return __atomic_add_fetch(word, delta, __ATOMIC_ACQ_REL);
 }
 
+/// Pointer-sized links in raw memory (a work node's `next`, Queues/QueueInbox.swift):
+/// a release store by the producer that links, an acquire load by the consumer.
+static inline void *rl_atomic_load_ptr(void *slot) {
+    return __atomic_load_n((void **)slot, __ATOMIC_ACQUIRE);
+}
+static inline void rl_atomic_store_ptr(void *slot, void *value) {
+    __atomic_store_n((void **)slot, value, __ATOMIC_RELEASE);
+}
+
 /// A spin-wait hint to the CPU (PAUSE on x86, YIELD on AArch64).
 static inline void rl_cpu_relax(void) {
 #if defined(__x86_64__) || defined(__i386__)
@@ -87,6 +96,8 @@ long long rl_clock_realtime_ns(void);
 
 // MARK: Threads
 
+/// Gives the processor to another runnable thread (sched_yield(2)).
+void rl_thread_yield(void);
 typedef void (*rl_thread_entry)(void *context);
 /// Starts a detached thread running `entry(context)` with a stack of `stack_bytes`
 /// (0: the system default), with asynchronous signals blocked. Returns 0 or -errno

@@ -65,6 +65,9 @@ int rl_test_pin_process_to_one_cpu(void);
 /// getenv(3): the value of the environment variable `name`, or NULL when unset.
 const char *rl_test_environment(const char *name);
 
+/// The usable size of a heap block (malloc_usable_size(3)): what an object really costs.
+unsigned long long rl_test_heap_block_bytes(void *block);
+
 #ifdef __cplusplus
 }
 #endif

@@ -17,15 +17,29 @@ extension DispatchQueue {
         }
         context.drainingQueues.append(Unmanaged.passUnretained(self))
         if isSerial {
+            // Until it stops, this drainer takes in what producers leave in the inbox.
+            inbox.drainerStarts()
             drainSerialLocked(index: RunQueueIndex.of(tokenPriority), context: context, topLevel: topLevel)
+            inbox.drainerStops()
+            takeInboxLocked()
         } else {
             drainConcurrentLocked(index: RunQueueIndex.of(tokenPriority), context: context, topLevel: topLevel)
         }
         context.drainingQueues.removeLast()
         overrideSignal.store(0, ordering: .relaxed)
-        let action = wakeupIfNeededLocked()
+        let action = wakeupOrRaiseLocked()
         lock.unlock()
         perform(action)
+    }
+
+    /// A serial drainer takes in the inbox; a node more urgent than the drain makes it
+    /// look at `overrideSignal` (the raise itself waits for the drain's end,
+    /// `wakeupOrRaiseLocked`). Invoked and returns with the lock held.
+    @inline(__always)
+    private func takeInboxWhileDrainingLocked() {
+        guard takeInboxLocked() else { return }
+        let raw = state.inboxPriority.rawValue
+        if raw > overrideSignal.load(ordering: .relaxed) { overrideSignal.store(raw, ordering: .relaxed) }
     }
 
     /// Whether a top-level drainer at run-queue `index` should stop after the item it
@@ -50,6 +64,7 @@ extension DispatchQueue {
         let batch = RuntimeParts.shared.drainBatch
         // Items were pushed while this drain ran: a producer keeps up with it.
         var producerSeen = false
+        takeInboxWhileDrainingLocked()
         while state.canTakeHead {
             // Nested in a target's drain: a suspended target stops this queue too.
             if !topLevel && context.outerDrainStopped { return }
@@ -118,6 +133,7 @@ extension DispatchQueue {
                 }
             }
             lock.lock()
+            takeInboxWhileDrainingLocked()
             // Handed over, the slot now belongs to the sync caller, who releases it.
             if !handedOver { state.running = 0 }
             if let rest = chain {
@@ -182,10 +198,13 @@ extension DispatchQueue {
         var pauses = 1
         while true {
             for _ in 0..<pauses { ThreadControl.spinHint() }
-            if pushCount.load(ordering: .relaxed) != seen || MonotonicClock.nanoseconds >= end { break }
+            if !inbox.isEmpty || pushCount.load(ordering: .relaxed) != seen || MonotonicClock.nanoseconds >= end {
+                break
+            }
             pauses = min(pauses * 2, 32)
         }
         lock.lock()
+        takeInboxWhileDrainingLocked()
         state.running = 0
         let arrived = !state.fifo.isEmpty
         context.fruitlessSpins = arrived ? 0 : context.fruitlessSpins &+ 1

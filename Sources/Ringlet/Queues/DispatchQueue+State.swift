@@ -15,8 +15,15 @@ extension DispatchQueue {
     }
 
     /// Work of this queue waits (for the stall report). Takes the lock.
-    var hasPendingWork: Bool { lock.withLock { !state.fifo.isEmpty } }
-    var pendingCount: Int { lock.withLock { state.fifo.count } }
+    var hasPendingWork: Bool { lock.withLock { !state.fifo.isEmpty || !inbox.isEmpty } }
+    /// Pending nodes. Takes in the inbox first (any lock holder may: the wake-up for
+    /// what it moves is still decided by the chain's first producer or the drainer).
+    var pendingCount: Int {
+        lock.withLock {
+            takeInboxLocked()
+            return state.fifo.count
+        }
+    }
 
     // MARK: Push
 
@@ -28,13 +35,46 @@ extension DispatchQueue {
             RuntimeParts.withScheduler { $0.enqueue(node) }
             return
         }
+        if case .joined = inbox.push(node) {
+            // Taken later by the chain's first producer or by the active drainer, who
+            // also resolve the wake-up and any raise. A drainer running now hears at
+            // once that something more urgent came (as a locked push would tell it).
+            let raw = node.pointee.priority.rawValue
+            if inbox.hasActiveDrainer, raw > overrideSignal.load(ordering: .relaxed) {
+                overrideSignal.store(raw, ordering: .relaxed)
+            }
+            return
+        }
         lock.lock()
-        state.append(node)
-        pushCount.store(pushCount.load(ordering: .relaxed) &+ 1, ordering: .relaxed)
-        var action = wakeupIfNeededLocked()
-        if case .none = action { action = raiseLocked(node.pointee.priority) }
+        takeInboxLocked()
+        let action = wakeupOrRaiseLocked()
         lock.unlock()
         perform(action)
+    }
+
+    /// Moves the nodes waiting in the inbox into the FIFO, in push order; records the
+    /// most urgent of them for `wakeupOrRaiseLocked`. Returns whether any moved.
+    @discardableResult
+    func takeInboxLocked() -> Bool {
+        var highest = QoSPriority.lowest
+        let moved = inbox.takeAll { node in
+            if node.pointee.priority > highest { highest = node.pointee.priority }
+            state.append(node)
+        }
+        guard moved else { return false }
+        if highest > state.inboxPriority { state.inboxPriority = highest }
+        pushCount.store(pushCount.load(ordering: .relaxed) &+ 1, ordering: .relaxed)
+        return true
+    }
+
+    /// After nodes came in from the inbox: a token to the target if the queue needs
+    /// one, else the raise the most urgent of them calls for (a locked push's rule).
+    func wakeupOrRaiseLocked() -> WakeAction {
+        let arrived = state.inboxPriority
+        state.inboxPriority = .lowest
+        let action = wakeupIfNeededLocked()
+        if case .none = action, arrived > .lowest { return raiseLocked(arrived) }
+        return action
     }
 
     /// Decides whether a new token must go to the target. For concurrent queues,
@@ -60,7 +100,7 @@ extension DispatchQueue {
         lock.lock()
         // Pending items may be in the FIFO or in the batch a drainer holds: either
         // way the queue's next wake-up must come at `priority`.
-        if priority > state.pendingMaxPriority, !state.fifo.isEmpty || state.running > 0 {
+        if priority > state.pendingMaxPriority, !state.fifo.isEmpty || state.running > 0 || !inbox.isEmpty {
             state.pendingMaxPriority = priority
         }
         let action = raiseLocked(priority)

@@ -125,7 +125,9 @@ extension DispatchQueue {
         // (directly or through a target) always waits for the main thread.
         if isMain { return nil }
         lock.lock()
-        guard state.takeSyncSlot(asBarrier: asBarrier) else {
+        // Nodes still in the inbox were pushed before this call (by this thread, too):
+        // the closure must not overtake them.
+        guard inbox.isEmpty, state.takeSyncSlot(asBarrier: asBarrier) else {
             lock.unlock()
             return nil
         }

@@ -29,11 +29,18 @@ public final class DispatchQueue: DispatchObject, @unchecked Sendable {
     /// The QoS given at creation (`.unspecified` when none).
     let requestedQoS: DispatchQoS
     /// Items that may run at once: 1 for serial queues (also in `state`, for reads
-    /// without the lock).
-    let width: Int
+    /// without the lock). Derived from `kind`, not stored: a queue's bytes count
+    /// (`ringlet bench`'s memory row).
+    var width: Int {
+        switch kind {
+        case .serial, .main: return 1
+        case .concurrent, .root: return Int(Int32.max)
+        }
+    }
 
-    /// The queue's state machine, under `lock` (QueueState.swift).
-    let lock = FutexLock()
+    /// The queue's state machine, under `lock` (QueueState.swift). A `ParkingLock`:
+    /// its word lives in the queue's own allocation.
+    let lock = ParkingLock()
     var state: QueueState
     /// QoS this queue imposes on its items: its own, else its target chain's
     /// (`.unspecified` when the chain has none: items keep their own).
@@ -47,9 +54,12 @@ public final class DispatchQueue: DispatchObject, @unchecked Sendable {
     /// 0: none): the drainer hands off to a worker that may run it when its own band
     /// may not. Read by the drainer between items without the lock.
     let overrideSignal = Atomic<UInt8>(0)
-    /// Counts pushes (written under the lock), so a drainer spinning on an empty
-    /// queue can see new items without taking the lock.
+    /// Counts the takes of the inbox that moved nodes (written under the lock), so a
+    /// drainer spinning on an empty queue sees items another thread took in for it.
     let pushCount = Atomic<UInt32>(0)
+    /// Where `async` puts nodes without the lock (QueueInbox.swift); they reach
+    /// `state.fifo` when a lock holder takes them (`takeInboxLocked`).
+    let inbox = QueueInbox()
     /// Mirrors `state.isSuspended` for drainers running a batch without the lock.
     let stopRequested = Atomic<Bool>(false)
     /// The queue's own token node (outside the pool); `state.embeddedTokenInUse` says
@@ -72,7 +82,6 @@ public final class DispatchQueue: DispatchObject, @unchecked Sendable {
         case .serial, .main: width = 1
         case .concurrent, .root: width = Int(Int32.max)
         }
-        self.width = width
         state = QueueState(width: width, target: target, inactive: inactive)
         stopRequested.store(inactive, ordering: .relaxed)
         super.init()
@@ -106,7 +115,6 @@ public final class DispatchQueue: DispatchObject, @unchecked Sendable {
             ringletMisuse("queue '\(label)' was released while suspended (\(state.suspendCount) unbalanced "
                 + "suspend()); resume() it before releasing it, or its items would never run")
         }
-        lock.deallocate()
         embeddedToken.deallocate()
     }
 

@@ -19,7 +19,7 @@
 ///   (6) takeSyncSlot              (7) giveSyncSlot, then wakeup
 struct QueueState {
     /// Items that may run at once: 1 for serial queues (and the main queue).
-    let width: Int
+    let width: Int32
     /// Pending nodes, in order.
     var fifo = NodeFIFO()
     /// The queue this one runs on (nil for global queues and the main queue).
@@ -30,28 +30,32 @@ struct QueueState {
     /// the target object.
     private(set) var targetIsRoot: Bool
     /// Slots held: items running from this queue plus synchronous callers inside it.
-    var running = 0
+/// (The counters are 32-bit: a queue's bytes count, `ringlet bench`'s memory row.)
+    var running: Int32 = 0
     /// A barrier runs (concurrent queues): nothing else may.
     var barrierRunning = false
     /// Barriers waiting in `fifo`.
-    var barriersPending = 0
+    var barriersPending: Int32 = 0
     /// Wake-up tokens of this queue waiting in its target.
-    var tokensOutstanding = 0
+    var tokensOutstanding: Int32 = 0
     /// The most urgent priority among the waiting tokens.
     var tokenPriority = QoSPriority.lowest
     /// The most urgent priority among pending items (an upper bound).
     var pendingMaxPriority = QoSPriority.lowest
+    /// The most urgent node taken in from the inbox since the last wake-up decision
+    /// (`DispatchQueue.wakeupOrRaiseLocked`).
+    var inboxPriority = QoSPriority.lowest
     /// The node whose push raised `pendingMaxPriority` above the items before it.
     var overrideMarker: WorkNodeRef?
     /// Unbalanced `suspend()` calls.
-    var suspendCount = 0
+    var suspendCount: Int32 = 0
     /// Created `.initiallyInactive` and not yet activated.
     var isInactive: Bool
     /// The queue's own token node is out (see `newToken`).
     var embeddedTokenInUse = false
 
     init(width: Int, target: DispatchQueue?, inactive: Bool) {
-        self.width = width
+        self.width = Int32(width)
         self.target = target
         targetIsRoot = target?.isRoot ?? false
         isInactive = inactive
@@ -86,8 +90,8 @@ struct QueueState {
     /// may have up to `parallelism` tokens and drainers out at once.
     mutating func wakeup(parallelism: Int) -> DispatchQueue.WakeAction {
         guard canTakeHead else { return .none }
-        let limit = isSerial ? 1 : min(width, parallelism)
-        guard tokensOutstanding + running < limit, tokensOutstanding < fifo.count else { return .none }
+        let limit = isSerial ? 1 : min(Int(width), parallelism)
+        guard Int(tokensOutstanding + running) < limit, Int(tokensOutstanding) < fifo.count else { return .none }
         return newToken(pendingMaxPriority)
     }
 

@@ -104,6 +104,10 @@ enum ThreadControl {
     @inline(__always)
     static func spinHint() { rl_cpu_relax() }
 
+    /// Gives the processor to another runnable thread (sched_yield(2)): a wait on
+    /// another thread's next store that has outlasted a short spin.
+    static func yieldProcessor() { rl_thread_yield() }
+
     /// Ends the process with `status` (exit(3): atexit handlers run, stdio is flushed).
     static func exitProcess(_ status: Int32) -> Never { rl_exit(status) }
 
