@@ -81,8 +81,13 @@ struct QueueInbox: ~Copyable {
     /// `body`, oldest first. Returns false when there was none.
     @inline(__always)
     func takeAll(_ body: (WorkNodeRef) -> Void) -> Bool {
-        // A plain load first: draining checks often and mostly finds nothing.
-        guard head.load(ordering: .relaxed) != nil,
+        // A load first, as draining checks often and mostly finds nothing. It must be
+        // sequentially consistent, not relaxed: a stopping drainer's store to
+        // `drainerActive` and this load pair with a first producer's store to `head` and
+        // its load of `drainerActive` (the type's comment). A relaxed load may be
+        // satisfied before that store on AArch64 (STLR then LDR), so both would miss the
+        // chain and the queue would stall for ever; on x86-64 it is a plain load either way.
+        guard head.load(ordering: .sequentiallyConsistent) != nil,
               var node = head.exchange(nil, ordering: .sequentiallyConsistent) else { return false }
         while true {
             var next = NodeLink.load(node)
