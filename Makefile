@@ -32,7 +32,7 @@ EMBEDDED_FLAGS := -target $(EMBEDDED_TARGET) -enable-experimental-feature Embedd
 # suite runs under it unless it is named here):
 # - ThreadCountTests: counts the process's threads exactly, and TSan's runtime adds a thread.
 TSAN_SKIP    := ThreadCountTests
-ASAN_OPTIONS_TEST := ASAN_OPTIONS=detect_leaks=1 LSAN_OPTIONS=suppressions=$(CURDIR)/Tests/lsan.supp
+ASAN_OPTIONS_TEST := ASAN_OPTIONS="detect_leaks=1 log_path=$(CURDIR)/.build-asan/reports/report" LSAN_OPTIONS=suppressions=$(CURDIR)/Tests/lsan.supp
 
 .PHONY: deps build run test unit unit-epoll import-styles tsan asan soak soak-short embedded bench bench-scale docs clean deps-cross cross sizes sim sim-all
 
@@ -85,15 +85,26 @@ import-styles: deps
 	  [ $$status = 0 ] && echo "$$out" | tail -n 1 | grep -Eq "^import-styles: $$style: ok \([0-9]+ checks\)$$" \
 	    || { echo "import-styles: FAILED: ImportStyle$$style (exit status $$status)"; exit 1; }; done
 
+# A sanitizer's report goes to a file per process (log_path), printed at the end: a child
+# process of an exit test fails with the sanitizer's exit status (66 for ThreadSanitizer)
+# and its stderr, where the report would go, never reaches the log.
+SANITIZER_REPORTS = for f in $(1)/report.*; do [ -f "$$f" ] || continue; \
+  echo "$(2): report of process $${f\#\#*.}:"; cat "$$f"; done
 tsan: deps
 	$(SWIFT) build --build-tests --sanitize=thread --scratch-path .build-tsan
-	TSAN_OPTIONS=halt_on_error=1 $(SWIFT) test --skip-build --sanitize=thread --scratch-path .build-tsan \
-	  $(if $(TSAN_SKIP),--skip '$(TSAN_SKIP)')
+	@rm -rf .build-tsan/reports && mkdir -p .build-tsan/reports
+	TSAN_OPTIONS="halt_on_error=1 log_path=$(CURDIR)/.build-tsan/reports/report" $(SWIFT) test --skip-build \
+	  --sanitize=thread --scratch-path .build-tsan $(if $(TSAN_SKIP),--skip '$(TSAN_SKIP)') \
+	  || { $(call SANITIZER_REPORTS,.build-tsan/reports,tsan); exit 1; }
+	@$(call SANITIZER_REPORTS,.build-tsan/reports,tsan)
 
 # Leaks count as failures; Tests/lsan.supp names the test runner's own allocations.
 asan: deps
 	$(SWIFT) build --build-tests --sanitize=address --scratch-path .build-asan
-	$(ASAN_OPTIONS_TEST) $(SWIFT) test --skip-build --sanitize=address --scratch-path .build-asan
+	@rm -rf .build-asan/reports && mkdir -p .build-asan/reports
+	$(ASAN_OPTIONS_TEST) $(SWIFT) test --skip-build --sanitize=address --scratch-path .build-asan \
+	  || { $(call SANITIZER_REPORTS,.build-asan/reports,asan); exit 1; }
+	@$(call SANITIZER_REPORTS,.build-asan/reports,asan)
 
 # The reliability run (Sources/ringlet/Soak.swift): release build, 10^7 items through every kind
 # of submission, then the same with a 64-node work-node pool (producers wait for nodes).
