@@ -360,13 +360,16 @@ enum RegressionScenarios {
         DispatchQueue.global(qos: .background).async { laterGate.pass() }
         let result = Recorder<DispatchTimeoutResult>()
         let done = DispatchSemaphore(value: 0)
+        // The whole patience, not 2 s: the wait starts before `eventually` sees it, so
+        // on a loaded machine 2 s ran out before the gate opened (a full run, 1 in ~12).
+        // Without the raise the waiter is never served at all.
         DispatchQueue.global(qos: .userInitiated).async {
-            result.append(item.wait(timeout: .now() + 2))
+            result.append(item.wait(timeout: deadline()))
             done.signal()
         }
         #expect(eventually { blockedThreadCount == 1 })
         firstGate.open()
-        #expect(waited(done))
+        #expect(waited(done, seconds: 2 * patienceSeconds))
         #expect(result.values == [.success], "the userInitiated waiter was not served: \(result.values)")
     }
 
