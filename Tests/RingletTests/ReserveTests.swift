@@ -136,8 +136,15 @@ enum ReserveScenarios {
         }
         #expect(waited(group))
         let onReserve = bands.values.filter { $0 == .reserve }.count
-        #expect(onReserve == 0, "\(onReserve) items ran on reserve workers although no worker blocked")
-        #expect(bands.values.allSatisfy { $0 == .high }, "default and higher work ran outside the high band")
-        #expect(Runtime.statistics.reserveInUse == 0)
+        // A worker asleep in the kernel on a contended lock (the recorder's, a queue's:
+        // slow and contended under ThreadSanitizer on a loaded machine) is blocked like
+        // one in read(2), and the stall watch rightly covers it: only a recorded cover
+        // lets the reserve have run anything (CI: 1 item on the reserve under tsan).
+        let covered = Runtime.statistics.workersCoveredInKernel
+        #expect(onReserve == 0 || covered > 0,
+                "\(onReserve) items ran on reserve workers although no worker blocked (no cover recorded)")
+        #expect(bands.values.allSatisfy { $0 == .high || ($0 == .reserve && covered > 0) },
+                "default and higher work ran outside the high band: \(Set(bands.values.map { "\($0.map { "\($0)" } ?? "nil")" }))")
+        #expect(eventually { Runtime.statistics.reserveInUse == 0 })
     }
 }
