@@ -71,15 +71,19 @@ extension DispatchSource {
         }
         if !descriptorStillNamesItsFile() { return }
         currentData.store(estimate(value), ordering: .relaxed)
+        // One look under the lock for both: this runs for every delivery.
         #if canImport(_Concurrency)
-        if let stream = lock.withLock({ eventStream }) {
+        let (stream, handler) = lock.withLock { (eventStream, eventHandler) }
+        if let stream {
             // A task iterates the events: it gets the value. Read and write sources
             // check readiness again when it asks for the next one (`eventsConsumed`).
             stream.offer(currentData.load(ordering: .relaxed))
             return
         }
+        #else
+        let handler = lock.withLock { eventHandler }
         #endif
-        guard let handler = lock.withLock({ eventHandler }) else {
+        guard let handler else {
             // No handler: nothing drains the descriptor, so no level-triggered re-run
             // (it would spin); the next edge re-arms the poll.
             rearmPollIfOwed()
