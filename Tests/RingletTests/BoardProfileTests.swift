@@ -80,7 +80,7 @@ func profileError(_ lines: [String], machine: MachineFacts = testMachine) -> Boa
         let generic = try BoardProfile.named("generic", machine: machine)
         #expect(generic.configuration == RuntimeConfiguration.derived(cores: 3, memoryMegabytes: 800))
         // The pools follow the budget (200 MiB): a 32nd of it each, rounded down to a power of two.
-        #expect(generic.configuration.workNodes == 65_536 && generic.configuration.sources == 4096)
+        #expect(generic.configuration.workNodes == 131_072 && generic.configuration.sources == 4096)
         #expect(generic.memoryMegabytes == 800 && generic.pageBytes == 16384 && generic.qemuMemory == "800M")
         #expect(generic.memoryBudgetBytes == (800 << 20) / 4)
         #expect(generic.origin(of: .cores) == .derived(line: 25))
@@ -203,12 +203,12 @@ func profileError(_ lines: [String], machine: MachineFacts = testMachine) -> Boa
         #expect(ram.kind == .contradiction && ram.line == 2 && ram.key == "memoryBudgetBytes")
         #expect(ram.reason.contains("more than the board's RAM"))
 
-        // 13 threads × 512 KiB + 8192 × 56 + 16 MiB + 512 × 1024 = 24576000 bytes > 16 MiB
+        // 13 threads × 512 KiB + 8192 × 48 + 16 MiB + 512 × 1024 = 24510464 bytes > 16 MiB
         // (the pools follow the 16 MiB budget: a 32nd each).
         let budget = try #require(profileError(["cores = 4", "memoryBudgetBytes = 16777216"]))
         #expect(budget.kind == .contradiction && budget.line == 2 && budget.key == "memoryBudgetBytes")
-        for term in ["needs 24576000", "(8 workers + 4 reserve + 1 manager) × 'workerStackBytes' 524288 = 6815744",
-                     "'workNodes' 8192 × 56 = 458752", "'ioBufferBytes' = 16777216", "'sources' 512 × 1024 = 524288",
+        for term in ["needs 24510464", "(8 workers + 4 reserve + 1 manager) × 'workerStackBytes' 524288 = 6815744",
+                     "'workNodes' 8192 × 48 = 393216", "'ioBufferBytes' = 16777216", "'sources' 512 × 1024 = 524288",
                      "lower 'ioBufferBytes' (the largest term) or raise 'memoryBudgetBytes'"] {
             #expect(budget.reason.contains(term), "\(budget)")
         }

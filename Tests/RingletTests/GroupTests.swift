@@ -84,6 +84,36 @@ import Testing
         #expect(events.values == ["work", "work", "work", "work", "notify"])
     }
 
+    /// A serial drain leaves a group once for a run of its items (holdGroupLeave in
+    /// DispatchQueue+Drain.swift): the count still drops to zero exactly when the
+    /// last of them has run — an item after the run that waits on the group does not
+    /// deadlock, a notification runs once, after all of them, and a run of one
+    /// group directly followed by another's leaves each at its end.
+    @Test func aSerialQueueLeavesAGroupOnceForARunOfItsItems() {
+        let queue = DispatchQueue(label: "test.group.run")
+        queue.suspend()
+        let first = DispatchGroup()
+        let second = DispatchGroup()
+        let ran = AtomicCounter()
+        let notified = Recorder<Int>()
+        let seenAfterFirst = Recorder<DispatchTimeoutResult>()
+        for _ in 0..<50 { queue.async(group: first) { ran.increment() } }
+        for _ in 0..<50 { queue.async(group: second) { ran.increment() } }
+        queue.async { seenAfterFirst.append(first.wait(timeout: .now())) }
+        first.notify(queue: DispatchQueue.global()) { notified.append(ran.value) }
+        #expect(first.wait(timeout: .now()) == .timedOut)
+        queue.resume()
+        #expect(waited(first))
+        #expect(waited(second))
+        #expect(eventually { notified.values.count == 1 })
+        #expect(notified.values.first.map { $0 >= 50 } == true)
+        queue.sync {}
+        #expect(seenAfterFirst.values == [.success])
+        #expect(ran.value == 100)
+        // Balanced: both groups can be released (an unbalanced one traps in deinit).
+        #expect(first.wait(timeout: .now()) == .success && second.wait(timeout: .now()) == .success)
+    }
+
     @Test func notifyOnAnEmptyGroupRunsAtOnce() {
         let group = DispatchGroup()
         let done = DispatchSemaphore(value: 0)

@@ -15,13 +15,17 @@ func heapBlockBytes<T>(_ block: UnsafeMutablePointer<T>) -> Int { heapBlockBytes
         heapBlockBytes(Unmanaged.passUnretained(queue).toOpaque()) + heapBlockBytes(queue.embeddedToken)
     }
 
-    /// 216 bytes of object (the 32-bit counters of `QueueState`, `width` derived from the
-    /// kind, the lock word inside) and the 56-byte token node. It was 248 + 56 + a
-    /// 24-byte block for the lock word.
-    @Test func aSerialQueueHoldsTwoBlocksOfAtMostTwoHundredSeventyTwoBytes() {
+    /// 200 bytes of object (the 32-bit counters of `QueueState`, `width` derived from the
+    /// kind, the requested QoS in two bytes, the lock word inside) and the token node's
+    /// block (48 bytes, 56 usable). It was 248 + 56 + a 24-byte block for the lock word,
+    /// then 216 + 56.
+    @Test func aSerialQueueHoldsTwoBlocksOfAtMostTwoHundredFiftySixBytes() {
         let queue = DispatchQueue(label: "test.footprint")
         let bytes = Self.heapBytes(of: queue)
-        #expect(bytes <= 272, "a serial queue holds \(bytes) bytes of heap")
+        #expect(bytes <= 256, "a serial queue holds \(bytes) bytes of heap")
+        #expect(queue.qos == .unspecified)
+        let qos = DispatchQoS(qosClass: .utility, relativePriority: -15)
+        #expect(DispatchQueue(label: "test.footprint.qos", qos: qos).qos == qos)
     }
 }
 

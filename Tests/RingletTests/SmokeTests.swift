@@ -2,10 +2,10 @@ import Testing
 @testable import Ringlet
 
 @Suite struct SmokeTests {
-    /// The node is the per-item memory cost (`workNodes` × stride): keep it at 56 bytes
-    /// (48 for the work, 8 for its breadcrumb).
-    @Test func aWorkNodeIsFiftySixBytes() {
-        #expect(MemoryLayout<WorkNode>.stride == 56)
+    /// The node is the per-item memory cost (`workNodes` × stride): keep it at 48 bytes
+    /// (40 for the work, 8 for its breadcrumb; a group shares a field, WorkNode.carrying).
+    @Test func aWorkNodeIsFortyEightBytes() {
+        #expect(MemoryLayout<WorkNode>.stride == 48)
         // The queue inbox links nodes through `next` at offset 0 (System/NodeLink.swift).
         #expect(MemoryLayout<WorkNode>.offset(of: \WorkNode.next) == 0)
     }

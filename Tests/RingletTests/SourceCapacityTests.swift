@@ -33,7 +33,7 @@ import Testing
 
     @Test func theDerivedBoundFollowsTheMemoryBudget() throws {
         let big = try BoardProfile.named("generic", machine: MachineFacts(onlineCPUs: 8, memoryMegabytes: 24 * 1024))
-        #expect(big.configuration.sources == 131_072 && big.configuration.workNodes == 2_097_152)
+        #expect(big.configuration.sources == 131_072 && big.configuration.workNodes == 4_194_304)
         #expect(big.origin(of: .sources) == .derived(line: 40) && big.memoryPlan.fitsBudget)
         let small = try BoardProfile.named("generic", machine: MachineFacts(onlineCPUs: 4, memoryMegabytes: 512))
         #expect(small.configuration.sources == 4096 && small.configuration.workNodes == 65536)

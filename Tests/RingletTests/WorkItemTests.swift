@@ -92,6 +92,30 @@ import Testing
         #expect(ran.value == 0)
     }
 
+    /// A node keeps a work item's group in the field closures use (WorkNode.carrying):
+    /// the group is left once per submission, cancelled or not, and a closure's group
+    /// (kept where a work item would be) is left after the closure ran.
+    @Test func cancelledItemsLeaveTheirGroupOncePerSubmission() {
+        let queue = DispatchQueue(label: "test.item.cancel-group")
+        queue.suspend()
+        let ran = AtomicCounter()
+        let group = DispatchGroup()
+        let item = DispatchWorkItem { ran.increment() }
+        queue.async(group: group, execute: item)
+        queue.async(group: group, execute: item)
+        queue.async(group: group) { ran.increment() }
+        item.cancel()
+        #expect(group.wait(timeout: .now()) == .timedOut)
+        queue.resume()
+        #expect(waited(group))
+        queue.sync {}
+        #expect(ran.value == 1)
+        // A balanced group: one more enter and leave would trap on an extra leave.
+        group.enter()
+        group.leave()
+        #expect(group.wait(timeout: .now()) == .success)
+    }
+
     @Test func cancelWhileRunningLetsTheBlockFinish() {
         let queue = DispatchQueue(label: "test.item.cancel-running")
         let running = DispatchSemaphore(value: 0)

@@ -134,7 +134,7 @@ extension DispatchQueue {
         let node: WorkNodeRef
         if embedded {
             embeddedToken.initialize(to: WorkNode(next: nil, kind: .queueToken, isBarrier: false, priority: priority,
-                                                  block: nil, object: self, group: nil))
+                                                  block: nil, object: self))
             node = embeddedToken
         } else if let pooled = RuntimeParts.withPool({
             $0.tryAllocate(kind: .queueToken, priority: priority, object: self)

@@ -26,8 +26,14 @@ public final class DispatchQueue: DispatchObject, @unchecked Sendable {
 
     public let label: String
     let kind: Kind
-    /// The QoS given at creation (`.unspecified` when none).
-    let requestedQoS: DispatchQoS
+    /// The QoS given at creation (`.unspecified` when none), kept as its class and its
+    /// relative priority (-15...0) in two bytes rather than 16: a queue's bytes count
+    /// (`ringlet bench`'s memory row).
+    var requestedQoS: DispatchQoS {
+        DispatchQoS(qosClass: requestedClass, relativePriority: Int(requestedRelativePriority))
+    }
+    private let requestedClass: DispatchQoS.QoSClass
+    private let requestedRelativePriority: Int8
     /// Items that may run at once: 1 for serial queues (also in `state`, for reads
     /// without the lock). Derived from `kind`, not stored: a queue's bytes count
     /// (`ringlet bench`'s memory row).
@@ -76,7 +82,8 @@ public final class DispatchQueue: DispatchObject, @unchecked Sendable {
     init(label: String, kind: Kind, qos: DispatchQoS, target: DispatchQueue?, inactive: Bool) {
         self.label = label
         self.kind = kind
-        self.requestedQoS = qos
+        requestedClass = qos.qosClass
+        requestedRelativePriority = Int8(qos.relativePriority)  // clamped to -15...0 by DispatchQoS
         let width: Int
         switch kind {
         case .serial, .main: width = 1

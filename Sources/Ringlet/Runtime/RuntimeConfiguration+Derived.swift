@@ -4,7 +4,7 @@
 /// that is too small for a workstation and too large for a watch.
 ///
 ///   memoryBudgetBytes = RAM / 4                        (unless a profile sets it)
-///   workNodes         = budget / 32 / 56 bytes         a power of two, 4096...67108864
+///   workNodes         = budget / 32 / 48 bytes         a power of two, 4096...67108864
 ///   sources           = budget / 32 / bytesPerSource   a power of two, 256...1048576
 ///
 /// So the node pool and the source records each get at most a 32nd of the budget:
@@ -14,7 +14,7 @@
 ///   1 GiB      256 MiB      131072      8192
 ///   2 GiB      512 MiB      262144     16384
 ///   8 GiB        2 GiB     1048576     65536
-///   24 GiB       6 GiB     2097152    131072
+///   24 GiB       6 GiB     4194304    131072
 ///
 /// The pool's pages are touched only when that many items are pending at once, and
 /// a source costs memory only while it is active, so a large bound costs nothing

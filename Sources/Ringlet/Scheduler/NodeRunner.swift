@@ -17,7 +17,7 @@ enum NodeRunner {
         case .block:
             // Move the closure and group out: no reference-count traffic.
             let block = node.pointee.takeBlock()!
-            let group = node.pointee.takeGroup()
+            let group = node.pointee.takeBlockGroup()
             release(node, context)
             let runsOn = owner(queue, priority, root)
             let saved = context.enter(runsOn, at: priority, crumb: crumb)
@@ -29,7 +29,7 @@ enum NodeRunner {
             group?.leave()
         case .workItem:
             let item = unsafeDowncast(node.pointee.takeObject().unsafelyUnwrapped, to: DispatchWorkItem.self)
-            let group = node.pointee.takeGroup()
+            let leaveGroup = node.pointee.takeBlock()
             let ticket = node.pointee.ticket
             release(node, context)
             let runsOn = owner(queue, priority, root)
@@ -39,7 +39,7 @@ enum NodeRunner {
             context.traceFinished()
             context.restore(saved)
             if ran { context.counters.countRan(priority.level) }
-            group?.leave()
+            leaveGroup?()
         case .queueToken:
             let child = unsafeDowncast(node.pointee.object.unsafelyUnwrapped, to: DispatchQueue.self)
             if node == child.embeddedToken { child.releaseEmbeddedToken() } else { release(node, context) }

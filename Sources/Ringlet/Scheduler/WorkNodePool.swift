@@ -80,8 +80,8 @@ final class WorkNodePool: @unchecked Sendable {
         let node = context.nodeCache ?? refill(context, wait: true).unsafelyUnwrapped
         context.nodeCache = node.pointee.next
         context.nodeCacheCount -= 1
-        node.initialize(to: WorkNode(next: nil, kind: kind, isBarrier: isBarrier, priority: priority,
-                                     block: block, object: object, group: group, crumb: context.submitCrumb))
+        node.initialize(to: WorkNode.carrying(kind: kind, priority: priority, isBarrier: isBarrier, block: block,
+                                              object: object, group: group, crumb: context.submitCrumb))
         return node
     }
 
@@ -92,7 +92,7 @@ final class WorkNodePool: @unchecked Sendable {
         context.nodeCache = node.pointee.next
         context.nodeCacheCount -= 1
         node.initialize(to: WorkNode(next: nil, kind: kind, isBarrier: false, priority: priority,
-                                     block: nil, object: object, group: nil, crumb: context.submitCrumb))
+                                     block: nil, object: object, crumb: context.submitCrumb))
         return node
     }
 

@@ -160,7 +160,7 @@ extension DispatchSource {
     private func initializeNode(_ node: WorkNodeRef, _ role: NodeRole, crumb: UInt64) {
         let priority = QoSPriority(packed: eventPriority.load(ordering: .relaxed))
         node.initialize(to: WorkNode(next: nil, kind: .sourceNode, isBarrier: false, priority: priority,
-                                     block: nil, object: self, group: nil, crumb: crumb))
+                                     block: nil, object: self, crumb: crumb))
         node.pointee.ticket = role.rawValue
     }
 

@@ -33,9 +33,18 @@ public class DispatchGroup: DispatchObject, @unchecked Sendable {
 
     /// Counts one piece of work done; at zero, wakes waiters and submits notifications.
     /// Traps when there was no matching `enter()`.
-    public func leave() {
-        let remaining = count.wrappingSubtract(1, ordering: .acquiringAndReleasing).newValue
+    public func leave() { leave(times: 1) }
+
+    /// Counts `times` pieces of work done at once: one atomic operation where a serial
+    /// drain ran several items of this group in a row (DispatchQueue+Drain.swift).
+    @inline(__always)
+    func leave(times: Int) {
+        let remaining = count.wrappingSubtract(times, ordering: .acquiringAndReleasing).newValue
         if remaining > 0 { return }
+        emptiedOrUnbalanced(remaining)
+    }
+
+    private func emptiedOrUnbalanced(_ remaining: Int) {
         if remaining < 0 {
             ringletMisuse("DispatchGroup.leave() called more often than enter() (count would be "
                 + "\(remaining)); balance every leave() with an earlier enter()")
