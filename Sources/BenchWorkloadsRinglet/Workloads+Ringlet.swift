@@ -34,7 +34,9 @@ extension Workloads {
     static func runtimeStatistics() -> [(String, Double)] {
         let statistics = Runtime.statistics
         return [("node_exhaustion_waits", Double(statistics.workNodeExhaustionWaits)),
-                ("nodes_peak", Double(statistics.workNodesPeak))]
+                ("nodes_peak", Double(statistics.workNodesPeak)),
+                ("strict_staged", Double(statistics.strictTimerFiresStaged)),
+                ("strict_reached_late", Double(statistics.strictTimerFiresReachedLate))]
     }
 
     /// While the memory row's items are pending: the work nodes they hold.

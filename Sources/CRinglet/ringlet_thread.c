@@ -50,6 +50,20 @@ long long rl_clock_realtime_ns(void) {
     return (long long)ts.tv_sec * 1000000000LL + (long long)ts.tv_nsec;
 }
 
+int rl_sleep_until_monotonic_ns(unsigned long long deadline_ns) {
+    struct timespec ts = { .tv_sec = (time_t)(deadline_ns / 1000000000ULL),
+                           .tv_nsec = (long)(deadline_ns % 1000000000ULL) };
+    // The thread's timer slack (50 us by default) lets the kernel end a sleep that much
+    // late to batch wake-ups: for the few hundred microseconds this sleep lasts, none.
+    int slack = prctl(PR_GET_TIMERSLACK, 0, 0, 0, 0);
+    prctl(PR_SET_TIMERSLACK, 1UL, 0, 0, 0);
+    int r;
+    do { r = clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &ts, NULL); } while (r == EINTR);
+    // 0 restores the thread's default slack.
+    prctl(PR_SET_TIMERSLACK, slack > 0 ? (unsigned long)slack : 0UL, 0, 0, 0);
+    return -r;
+}
+
 struct rl_thread_start_args {
     rl_thread_entry entry;
     void *context;

@@ -59,7 +59,9 @@ extension Bench {
         case .strictLateness:
             return ["strict-lateness: \(scale.strictFires) fires of one .strict timer every "
                 + "\(scale.strictIntervalNanoseconds / 1_000_000) ms, leeway 0, on a serial queue: Dispatch "
-                + fires(dispatch, slack: "1 ms") + "; Ringlet " + fires(ringlet, slack: "1 ms")]
+                + fires(dispatch, slack: "1 ms") + "; Ringlet " + fires(ringlet, slack: "1 ms")
+                + "; Ringlet handed \(int(ringlet, "strict_staged")) fires to a worker ahead of the deadline, "
+                + "\(int(ringlet, "strict_reached_late")) of them reached it only after the deadline"]
         default:
             return []
         }

@@ -66,6 +66,28 @@ import Testing
         #expect(queue.nextAim() == 50 * ms)
     }
 
+    /// A staged timer (a strict timer source) is due its advance before its deadline:
+    /// the manager aims exactly there, the firing names the deadline still ahead, and
+    /// the next deadline stays on the grid; a late wake still counts what it missed.
+    @Test func aStagedTimerIsDueItsAdvanceBeforeItsDeadline() {
+        var queue = TimerQueue()
+        let advance: UInt64 = 300_000
+        _ = queue.schedule(deadline: 10 * ms, leeway: 0, interval: 10 * ms, advance: advance)
+        _ = queue.schedule(deadline: 100 * ms, leeway: 0, interval: 0)  // an ordinary one
+        let wakes = run(&queue, until: 35 * ms)
+        #expect(wakes.map(\.at) == [10 * ms - advance, 20 * ms - advance, 30 * ms - advance])
+        #expect(wakes.flatMap(\.fired).map(\.deadline) == [10 * ms, 20 * ms, 30 * ms])
+        #expect(wakes.flatMap(\.fired).map(\.count) == [1, 1, 1])
+        // Held up until 47 ms: 40 has passed, 50 is due at 49.7.
+        let late = queue.fire(at: 47 * ms)
+        #expect(late.map(\.deadline) == [40 * ms] && late.map(\.count) == [1])
+        #expect(queue.nextAim() == 50 * ms - advance)
+        // Woken inside the advance of the next one: it fires, ahead of its deadline.
+        let ahead = queue.fire(at: 59_800_000)
+        #expect(ahead.map(\.deadline) == [50 * ms, 60 * ms] && ahead.map(\.count) == [1, 1])
+        #expect(queue.nextAim() == 70 * ms - advance)
+    }
+
     @Test func cancelledTimersNeverFireAndStaleHandlesAreIgnored() {
         var queue = TimerQueue()
         let a = queue.schedule(deadline: 10 * ms, leeway: 0, interval: 0)

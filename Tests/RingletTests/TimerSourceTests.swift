@@ -37,6 +37,31 @@ import Testing
         }
     }
 
+    /// A strict timer with no leeway is staged (TimerQueue): the manager hands each
+    /// fire to a worker 300 µs ahead, and the worker sleeps out the rest — so the
+    /// statistics count staged fires, and no handler ever starts before the deadline
+    /// of the last fire its `data` covers.
+    @Test func aStrictTimerIsHandedOverAheadAndStillNeverEarly() {
+        let timer = DispatchSource.makeTimerSource(flags: .strict, queue: DispatchQueue(label: "test.timer.staged"))
+        let fired = Recorder<(at: UInt64, fires: UInt)>()
+        let interval: UInt64 = 10_000_000
+        let start = DispatchTime.now() + .milliseconds(10)
+        let stagedBefore = Runtime.shared.statistics.strictTimerFiresStaged
+        nonisolated(unsafe) var fires: UInt = 0  // only in the handler (serial)
+        timer.setEventHandler {
+            fires += timer.data
+            fired.append((DispatchTime.now().uptimeNanoseconds, fires))
+        }
+        timer.schedule(deadline: start, repeating: .nanoseconds(Int(interval)), leeway: .nanoseconds(0))
+        timer.activate()
+        #expect(eventually { fired.count >= 10 })
+        timer.cancel()
+        for (at, fires) in fired.values {
+            #expect(at >= start.uptimeNanoseconds + UInt64(fires - 1) * interval, "fire \(fires) came early")
+        }
+        #expect(Runtime.shared.statistics.strictTimerFiresStaged > stagedBefore)
+    }
+
     @Test func suspendedTimerCountsMissedFiresInData() {
         let timer = DispatchSource.makeTimerSource(queue: DispatchQueue(label: "test.timer.suspended"))
         let source = timer as! DispatchSource

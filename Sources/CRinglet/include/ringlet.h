@@ -93,6 +93,9 @@ int rl_futex_wake(unsigned int *word, int count);
 unsigned long long rl_clock_monotonic_ns(void);
 /// CLOCK_REALTIME in nanoseconds since 1970: what DispatchWallTime counts.
 long long rl_clock_realtime_ns(void);
+/// Sleeps until CLOCK_MONOTONIC reaches `deadline_ns` (clock_nanosleep, TIMER_ABSTIME,
+/// the thread's timer slack at 1 ns meanwhile; EINTR retried). 0 or -errno.
+int rl_sleep_until_monotonic_ns(unsigned long long deadline_ns);
 
 // MARK: Threads
 

@@ -144,7 +144,10 @@ public final class Runtime: @unchecked Sendable {
             processThreads: ThreadControl.processThreadCount ?? -1,
             poolContextSwitches: poolContextSwitches, stallWatchArmed: snapshot.watching,
             workersBlockedInKernel: snapshot.coveredNow, workersCoveredInKernel: snapshot.coveredTotal,
-            drainSpins: CounterRegistry.shared.spinTotal(), traceEventsRecorded: TraceRecorder.shared.recordedTotal)
+            drainSpins: CounterRegistry.shared.spinTotal(),
+            strictTimerFiresStaged: StrictTimerStages.stagedCount,
+            strictTimerFiresReachedLate: StrictTimerStages.reachedLateCount,
+            traceEventsRecorded: TraceRecorder.shared.recordedTotal)
     }
 }
 

@@ -97,6 +97,14 @@ public struct RuntimeStatistics: Sendable {
     /// How many times since start a worker that ran a serial queue dry spun for up to
     /// `spinMicroseconds` waiting for another push, rather than let go of the queue.
     public let drainSpins: Int
+    /// Fires of `.strict` timers (leeway under 300 µs) handed to a worker ahead of
+    /// their deadline since start; the worker slept out the rest, so the handler
+    /// started one wake-up after the deadline instead of two (Architecture,
+    /// "Energy-efficient timers").
+    public let strictTimerFiresStaged: Int
+    /// Of those, the fires whose worker took them only after the deadline: the
+    /// hand-off took longer than the 300 µs advance (a loaded or preempted machine).
+    public let strictTimerFiresReachedLate: Int
     /// Trace events every thread has recorded since start, kept or since overwritten
     /// (0 with tracing off: no thread has a ring; Observing, "The trace timeline").
     public let traceEventsRecorded: Int

@@ -70,6 +70,8 @@ extension DispatchSource {
             return
         }
         if !descriptorStillNamesItsFile() { return }
+        // After taking `pending`: a staged fire in `value` has its deadline visible.
+        if case .timer = kind { waitForStagedDeadline() }
         currentData.store(estimate(value), ordering: .relaxed)
         // One look under the lock for both: this runs for every delivery.
         #if canImport(_Concurrency)

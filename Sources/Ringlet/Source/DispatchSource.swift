@@ -77,6 +77,9 @@ public class DispatchSource: DispatchObject, @unchecked Sendable {
     // Lock-free:
     let pending = Atomic<UInt>(0)
     let deliveryQueued = Atomic<Bool>(true)
+    /// A staged strict timer's deadline, still ahead when the manager handed its fire
+    /// over (0: none): the delivery sleeps until then (DispatchSource+Timer.swift).
+    let stagedDeadline = Atomic<UInt64>(0)
     let cancelled = Atomic<Bool>(false)
     let finished = Atomic<Bool>(false)
     let currentData = Atomic<UInt>(0)

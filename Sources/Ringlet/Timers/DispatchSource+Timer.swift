@@ -49,14 +49,36 @@ extension DispatchSource {
         let active = lock.withLock { () -> Bool in
             timerSpec = spec
             pending.store(0, ordering: .releasing)
+            stagedDeadline.store(0, ordering: .relaxed)
             return activated && !isCancelled
         }
         if active { manager.submit(.reschedule(self)) }
     }
 
-    /// Called by the manager thread when the timer's window is reached.
-    func timerFired(count: UInt64) {
+    /// Called by the manager thread when the timer's window is reached; `due`: the
+    /// deadline of a staged strict timer, still ahead (TimerQueue), which the delivery
+    /// waits for.
+    func timerFired(count: UInt64, due: UInt64? = nil) {
+        if let due { stagedDeadline.store(due, ordering: .releasing) }
         post(UInt(truncatingIfNeeded: count))
+    }
+
+    /// A strict timer's delivery, on its worker, once it has taken what is pending: when
+    /// a staged fire's deadline is still ahead, sleeps until it with no timer slack, so
+    /// the handler starts after one wake-up (this thread's) rather than the manager's
+    /// and then a worker's. Never early: the manager stores the deadline before it
+    /// merges the fire, so a delivery that took the fire sees it. A deadline already
+    /// passed is inert, so the value stays until a delivery has waited for it
+    /// (a delivery that took only earlier fires may wait too: at most the advance,
+    /// never early). Counted in `RuntimeStatistics.strictTimerFiresStaged`.
+    func waitForStagedDeadline() {
+        let due = stagedDeadline.load(ordering: .acquiring)
+        if due == 0 { return }
+        let ahead = MonotonicClock.nanoseconds < due
+        if ahead { MonotonicClock.sleep(until: due) }
+        if stagedDeadline.compareExchange(expected: due, desired: 0, ordering: .relaxed).exchanged {
+            StrictTimerStages.record(arrivedAhead: ahead)
+        }
     }
 
     /// `.never` and negative intervals mean "once" (0).
@@ -70,5 +92,20 @@ extension DispatchSource {
         if !(seconds > 0) || seconds.isInfinite { return .never }
         let nanoseconds = seconds * 1e9
         return nanoseconds >= Double(Int64.max) ? .never : .nanoseconds(Int(nanoseconds))
+    }
+}
+
+/// How staged strict-timer deliveries went (`RuntimeStatistics.strictTimerFiresStaged`
+/// and `strictTimerFiresReachedLate`): one relaxed increment or two per fire.
+enum StrictTimerStages {
+    static let staged = Atomic<Int>(0)
+    static let reachedLate = Atomic<Int>(0)
+
+    static var stagedCount: Int { staged.load(ordering: .relaxed) }
+    static var reachedLateCount: Int { reachedLate.load(ordering: .relaxed) }
+
+    static func record(arrivedAhead: Bool) {
+        staged.wrappingAdd(1, ordering: .relaxed)
+        if !arrivedAhead { reachedLate.wrappingAdd(1, ordering: .relaxed) }
     }
 }

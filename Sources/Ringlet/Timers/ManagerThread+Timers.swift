@@ -17,7 +17,7 @@ extension ManagerThread {
     /// Adds a timer; a wall-clock deadline is converted to the monotonic clock with
     /// today's offset, which is kept to follow later changes of the clock.
     @discardableResult
-    func armTimer(deadline: UInt64, wall: Bool, interval: UInt64, leeway: UInt64,
+    func armTimer(deadline: UInt64, wall: Bool, interval: UInt64, leeway: UInt64, advance: UInt64 = 0,
                   owner: TimerOwner.Target) -> TimerQueue.Handle {
         var monotonic = deadline
         var offset: Int64?
@@ -27,7 +27,7 @@ extension ManagerThread {
             offset = now
             monotonic = UInt64(max(Int64(bitPattern: deadline) &- now, 0))
         }
-        let handle = timers.schedule(deadline: monotonic, leeway: leeway, interval: interval)
+        let handle = timers.schedule(deadline: monotonic, leeway: leeway, interval: interval, advance: advance)
         while timerOwners.count <= handle.slot { timerOwners.append(nil) }
         timerOwners[handle.slot] = TimerOwner(target: owner, wallOffset: offset)
         return handle
@@ -79,10 +79,17 @@ extension ManagerThread {
                 if current == nil { timerOwners[firing.handle.slot] = nil }
                 source.registration.timer = current
                 trace?.record(.sourceEvent, aux: TraceSourceKind.timer.rawValue, subject: UInt64(firing.count))
-                source.timerFired(count: firing.count)
+                source.timerFired(count: firing.count, due: firing.deadline > now ? firing.deadline : nil)
             }
         }
     }
+
+    /// How long before its deadline a `.strict` timer's fire goes to a worker, which
+    /// sleeps out the rest (`DispatchSource.waitForStagedDeadline`): longer than the
+    /// manager's wake-up and the hand-off to a worker take on a board (tens of
+    /// microseconds on a Pi, a few hundred in a loaded VM), short enough that the
+    /// worker it keeps waiting is little held.
+    static let strictTimerAdvance: UInt64 = 300_000
 
     /// Applies a timer source's current schedule (replacing the armed one).
     func reschedule(_ source: DispatchSource) {
@@ -97,7 +104,9 @@ extension ManagerThread {
         let now = spec.wall ? UInt64(max(WallClock.nanoseconds, 0)) : MonotonicClock.nanoseconds
         let period = spec.interval > 0 ? spec.interval : (deadline > now ? deadline - now : 0)
         let leeway = leewayPolicy.leeway(requested: spec.leeway, period: period, level: level, strict: spec.strict)
+        // A strict timer whose window is narrower than a hand-off is staged (TimerQueue).
+        let advance = spec.strict && leeway < Self.strictTimerAdvance ? Self.strictTimerAdvance : 0
         source.registration.timer = armTimer(deadline: deadline, wall: spec.wall, interval: spec.interval,
-                                             leeway: leeway, owner: .source(source))
+                                             leeway: leeway, advance: advance, owner: .source(source))
     }
 }

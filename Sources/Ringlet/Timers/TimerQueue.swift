@@ -8,6 +8,12 @@
 /// timers"). Timers never fire before their deadline, and a wake-up serves as many
 /// timers as possible.
 ///
+/// A staged timer (`advance` > 0: a `.strict` timer source with less leeway than the
+/// advance) is due `advance` before its deadline instead: the manager hands its fire
+/// to a worker early, and the worker sleeps out the rest itself, so the handler starts
+/// one wake-up after the deadline instead of two (the manager's and the worker's;
+/// DispatchSource+Timer.swift). `Firing.deadline` tells the manager it is ahead.
+///
 /// Two binary heaps index the timers, one by window end (when to wake) and one by
 /// deadline (which windows contain the wake instant). Entries removed or rescheduled
 /// stay in the heaps until they reach the top (lazy deletion, checked by generation),
@@ -25,6 +31,8 @@ struct TimerQueue {
         var leeway: UInt64
         /// 0: one-shot.
         var interval: UInt64
+        /// How long before `deadline` the timer is due (0: at its deadline).
+        var advance: UInt64 = 0
         var generation: UInt32
         var armed: Bool
     }
@@ -32,7 +40,7 @@ struct TimerQueue {
     /// What `fire(at:)` reports for each timer whose window contained the instant.
     struct Firing: Equatable {
         let handle: Handle
-        /// The deadline that fired.
+        /// The deadline that fired: after the instant of the fire for a staged timer.
         let deadline: UInt64
         /// Intervals that elapsed (1 for a one-shot; more when the manager woke late
         /// or a repeating timer's window was missed): what GCD adds to `data`.
@@ -46,7 +54,7 @@ struct TimerQueue {
     private(set) var armedCount = 0
 
     /// Arms a timer; `leeway` is the (policy-adjusted) width of its window.
-    mutating func schedule(deadline: UInt64, leeway: UInt64, interval: UInt64) -> Handle {
+    mutating func schedule(deadline: UInt64, leeway: UInt64, interval: UInt64, advance: UInt64 = 0) -> Handle {
         let slot: Int
         if let reused = freeSlots.popLast() {
             slot = reused
@@ -54,10 +62,12 @@ struct TimerQueue {
             entries[slot].deadline = deadline
             entries[slot].leeway = leeway
             entries[slot].interval = interval
+            entries[slot].advance = advance
             entries[slot].armed = true
         } else {
             slot = entries.count
-            entries.append(Entry(deadline: deadline, leeway: leeway, interval: interval, generation: 0, armed: true))
+            entries.append(Entry(deadline: deadline, leeway: leeway, interval: interval, advance: advance,
+                                 generation: 0, armed: true))
         }
         armedCount += 1
         index(slot)
@@ -122,13 +132,16 @@ struct TimerQueue {
     mutating func nextAim(maximumMargin: UInt64 = 2_000_000) -> UInt64? {
         dropStale(&byEnd)
         guard let top = byEnd.top else { return nil }
-        let margin = min(entries[top.slot].leeway / 8, maximumMargin)
+        // A staged timer is aimed at exactly when it is due: its worker keeps the time.
+        let margin = entries[top.slot].advance > 0 ? 0 : min(entries[top.slot].leeway / 8, maximumMargin)
         return top.key - min(margin, top.key)
     }
 
     /// Fires every timer whose window contains `now` (its deadline is at or before
-    /// `now`). One-shots are disarmed; repeating timers move to the first deadline
-    /// after `now` on their original phase (no drift), counting the intervals passed.
+    /// `now`, or a staged timer's deadline less its advance). One-shots are disarmed;
+    /// repeating timers move to the first deadline after `now` (after the deadline
+    /// that fired, for a staged one) on their original phase (no drift), counting the
+    /// intervals passed.
     mutating func fire(at now: UInt64) -> [Firing] {
         var fired: [Firing] = []
         while true {
@@ -142,7 +155,7 @@ struct TimerQueue {
                 fired.append(Firing(handle: handle, deadline: entry.deadline, count: 1))
                 cancel(handle)
             } else {
-                let missed = (now - entry.deadline) / entry.interval
+                let missed = now > entry.deadline ? (now - entry.deadline) / entry.interval : 0
                 fired.append(Firing(handle: handle, deadline: entry.deadline, count: missed + 1))
                 entries[slot].deadline = entry.deadline &+ (missed + 1) &* entry.interval
                 entries[slot].generation &+= 1
@@ -154,6 +167,12 @@ struct TimerQueue {
 
     private mutating func index(_ slot: Int) {
         let entry = entries[slot]
+        if entry.advance > 0 {
+            let due = entry.deadline - min(entry.advance, entry.deadline)
+            byEnd.push(key: due, slot: slot, generation: entry.generation)
+            byDeadline.push(key: due, slot: slot, generation: entry.generation)
+            return
+        }
         let end = entry.deadline &+ entry.leeway
         byEnd.push(key: end < entry.deadline ? UInt64.max : end, slot: slot, generation: entry.generation)
         byDeadline.push(key: entry.deadline, slot: slot, generation: entry.generation)
