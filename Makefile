@@ -309,9 +309,12 @@ $(CROSS_DIR)/built: $(CROSS_SOURCES) Makefile
 	      $$([ $$m = RingletChecks ] && echo $(CROSS_DIR)/obj/t-test-support.o $$extra) \
 	      $$([ $$m = RingletDemo ] && echo $(CROSS_DIR)/obj/x-explicit-start.o) $(CROSS_LIBS) || exit 1; \
 	    $(CROSS_STRIP) -o $$out $$out.unstripped || exit 1; done; done
-	@# The check that the explicit start did leave selection out.
+	@# The check that the explicit start did leave selection out, and that the demo, which
+	@# names no trace file and no dump signal, carries neither (Runtime/OptionalParts.swift).
 	@if $(CROSS_GNU)-nm $(CROSS_DIR)/RingletDemo-dynamic.unstripped | grep -q 'BoardSelection\|BoardProfileParser'; then \
 	  echo "cross: FAILED: the demo still carries board selection (see Sources/CRinglet/ringlet_first_use.c)"; exit 1; fi
+	@if $(CROSS_GNU)-nm $(CROSS_DIR)/RingletDemo-dynamic.unstripped | grep -q 'TraceJSON\|dumpSections\|watchDumpSignal'; then \
+	  echo "cross: FAILED: the demo still carries the trace writer or the dump (see Sources/Ringlet/Runtime/OptionalParts.swift)"; exit 1; fi
 	@touch $@
 
 # Where the bytes of the cross-built demo go, by symbol group (Boards/size-table.sh).

@@ -187,6 +187,10 @@ const char *rl_getenv(const char *name);
 /// when board selection is linked in; returns 0 when the program was linked with
 /// ringlet_first_use.c's RINGLET_EXPLICIT_START variant, which leaves selection out.
 int rl_first_use_board(void **profile);
+/// Whether RINGLET_TRACE may turn the trace recorder on: returns 1 after linking the
+/// recorder's start (Runtime/OptionalParts.swift), or 0 when the program was linked
+/// with ringlet_first_use.c's RINGLET_EXPLICIT_START variant, which leaves it out.
+int rl_environment_trace(void);
 /// Reserves `bytes` of memory (malloc(3): large blocks are mapped and touched only
 /// when used); 0 when the system refuses (RLIMIT_AS, overcommit). Freed with free(3).
 void *rl_reserve_memory(unsigned long long bytes);

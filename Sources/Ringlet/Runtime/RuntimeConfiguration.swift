@@ -100,7 +100,16 @@ public struct RuntimeConfiguration: Sendable, Equatable {
     /// (`dumpSignal`: 0, off, the default; or SIGQUIT 3, SIGUSR1 10, SIGUSR2 12).
     /// The manager thread catches it through its signalfd, so a dump comes even when
     /// every worker is stuck. `ringlet dump <pid>` sends it and prints the file.
-    public var dumpSignal: Int32 = 0
+    /// Setting it links the dump into the program (`OptionalParts`): a program that
+    /// never sets it carries no dump signal.
+    public var dumpSignal: Int32 {
+        get { dumpSignalNumber }
+        set {
+            dumpSignalNumber = newValue
+            if newValue != 0 { OptionalParts.linkDumpSignal() }
+        }
+    }
+    private var dumpSignalNumber: Int32 = 0
 
     /// The file the runtime writes its trace timeline to, in Chrome's trace event
     /// format (`trace`: `off`, the default, or a path; the environment variable
@@ -112,9 +121,13 @@ public struct RuntimeConfiguration: Sendable, Equatable {
     /// process exits through exit(3) or a return from `main` (`Runtime.exit` too), or
     /// on demand with `Runtime.writeTrace(to:)`. Off, the cost is one branch per
     /// traced point. The Observing article describes the file and `ringlet trace`.
+    /// Setting a file links the trace recorder into the program (`OptionalParts`).
     public var trace: String? {
         get { traceFile?.path }
-        set { traceFile = newValue.map(TraceFileName.init) }
+        set {
+            traceFile = newValue.map(TraceFileName.init)
+            if newValue != nil { OptionalParts.linkTrace() }
+        }
     }
     /// `trace`, stored so that the synthesized `==` compares it byte by byte: String's
     /// own `==` needs Unicode normalization tables, which Embedded Swift builds lack.
