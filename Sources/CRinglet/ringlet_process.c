@@ -1,4 +1,4 @@
-// ringlet_process.c — stderr, abort, environment and sleep: process-level helpers.
+// ringlet_process.c — stderr, abort, environment, errno names and sleep: process-level helpers.
 #include "ringlet.h"
 
 #include <errno.h>
@@ -30,6 +30,9 @@ void rl_exit(int status) { exit(status); }
 int rl_at_exit(void (*hook)(void)) { return atexit(hook) == 0 ? 0 : -ENOMEM; }
 
 const char *rl_getenv(const char *name) { return getenv(name); }
+
+// The C library's own table (glibc 2.32 or later), so the runtime carries none.
+const char *rl_errno_name(int value) { return value > 0 ? strerrorname_np(value) : 0; }
 
 void *rl_reserve_memory(unsigned long long bytes) { return malloc((size_t)bytes); }
 

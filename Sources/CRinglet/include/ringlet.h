@@ -182,6 +182,9 @@ void rl_exit(int status) __attribute__((noreturn));
 int rl_at_exit(void (*hook)(void));
 /// Reads an environment variable; returns 0 when unset.
 const char *rl_getenv(const char *name);
+/// The symbolic name of an errno value ("EMFILE"), or 0 for one the C library does
+/// not name (strerrorname_np(3)).
+const char *rl_errno_name(int value);
 /// The board profile for a runtime started on first use: returns 1 and sets
 /// `*profile` to a retained Swift object (or 0: start with the derived configuration)
 /// when board selection is linked in; returns 0 when the program was linked with
