@@ -236,6 +236,7 @@ CROSS_LIBS    := /usr/lib/$(CROSS_GNU)/liburing.a -lpthread
 CROSS_LLD     := -fuse-ld=lld -B$(dir $(shell command -v $(SWIFT) 2>/dev/null))
 CROSS_LINK    := $(CROSS_LLD) -Wl,-z,pack-relative-relocs -Wl,--gc-sections -Wl,--icf=all -Wl,--build-id=none -Wl,-z,max-page-size=16384 \
   -Wl,-z,noseparate-code
+CROSS_STATIC_ORDER := -Wl,--symbol-ordering-file=$(CROSS_DIR)/obj/static-order.txt -Wl,--no-warn-symbol-ordering
 CROSS_SIZE_TARGET := 131072
 # The full-Swift route: an installed Swift SDK whose name mentions the board's architecture.
 CROSS_SWIFT_SDK ?= $(shell $(SWIFT) sdk list 2>/dev/null | grep -m1 -i '$(CROSS_ARCH)')
@@ -259,7 +260,7 @@ cross: deps-cross $(CROSS_DIR)/built
 	else echo "cross: no Swift SDK for $(CROSS_ARCH) installed (swift sdk list): Embedded route only"; fi
 
 # Rebuilt when a source file or this Makefile changes, so `make sim-all` builds each target once.
-$(CROSS_DIR)/built: $(CROSS_SOURCES) Makefile
+$(CROSS_DIR)/built: $(CROSS_SOURCES) Makefile Boards/static-order.sh
 	@test -n "$(CROSS_TARGET)" || { echo "cross: $(BOARD_PROFILE) has no crossTarget"; exit 1; }
 	@command -v $(CROSS_CC) >/dev/null || { echo "cross: $(CROSS_CC) missing (make deps-cross)"; exit 1; }
 	@rm -f $@ && mkdir -p $(CROSS_DIR)/include $(CROSS_DIR)/obj
@@ -297,11 +298,16 @@ $(CROSS_DIR)/built: $(CROSS_SOURCES) Makefile
 	@# variant, it carries no board selection (the BoardProfiles article, "What a program carries").
 	$(CROSS_C) -DRINGLET_EXPLICIT_START -I $(CROSS_DIR)/include \
 	  -c Sources/CRinglet/ringlet_first_use.c -o $(CROSS_DIR)/obj/x-explicit-start.o
+	@# The static-pie programs' layout: the C library's members that run first, the
+	@# ones only its error paths reach in one block that is never read, so that it stays
+	@# on disk (Boards/static-order.sh: about 160 kB less idle RSS for the static demo).
+	Boards/static-order.sh $(CROSS_GNU)- $$($(CROSS_CC) -print-file-name=libc.a) $$($(CROSS_CC) -print-file-name=libgcc.a) \
+	  $$($(CROSS_CC) -print-file-name=libgcc_eh.a) /usr/lib/$(CROSS_GNU)/liburing.a > $(CROSS_DIR)/obj/static-order.txt
 	@# Dynamic (glibc shared, liburing static: boards need not have liburing2) and
 	@# static-pie (for the emulated board's initramfs); each also kept unstripped.
 	for m in RingletChecks RingletDemo; do \
 	  for kind in dynamic static-pie; do \
-	    out=$(CROSS_DIR)/$$m-$$kind; flag=; [ $$kind = static-pie ] && flag=-static-pie; \
+	    out=$(CROSS_DIR)/$$m-$$kind; flag=; [ $$kind = static-pie ] && flag="-static-pie $(CROSS_STATIC_ORDER)"; \
 	    swift=$(CROSS_DIR)/obj; extra=; \
 	    [ $$m = RingletChecks ] && [ -n "$(CROSS_CONCURRENCY_LIB)" ] && swift=$(CROSS_DIR)/obj/async && extra="$(CROSS_ASYNC_LIBS)"; \
 	    $(CROSS_CC) $$flag $(CROSS_LINK) -o $$out.unstripped \
