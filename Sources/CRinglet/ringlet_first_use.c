@@ -1,5 +1,6 @@
-// ringlet_first_use.c — how a runtime started on first use reaches board selection,
-// so that a program that starts the runtime itself can leave selection out.
+// ringlet_first_use.c — how the runtime reaches what only a program that lets the
+// environment choose needs (board selection, RINGLET_TRACE), so that a program that
+// starts the runtime itself can leave it out.
 //
 // Board selection (the built-in profiles, the profile parser, detection: about 70 KB
 // of an aarch64 program) is needed only when the runtime starts on first use, with
@@ -10,6 +11,12 @@
 // same file compiled with -DRINGLET_EXPLICIT_START, whose strong definition replaces
 // this one: nothing then references selection, and --gc-sections drops all of it
 // (`make cross` links the demo so; the BoardProfiles article, "What a program carries").
+//
+// RINGLET_TRACE, which turns the trace recorder on from the environment, is reached the
+// same way (rl_environment_trace): the recorder and its file writer are
+// linked then only through it, or by a program that names a trace file in its own
+// configuration (Runtime/OptionalParts.swift). A program linked for an explicit start
+// configures the runtime itself, so it reads neither RINGLET_BOARD nor RINGLET_TRACE.
 #include "ringlet.h"
 
 #ifndef RINGLET_EXPLICIT_START
@@ -23,10 +30,22 @@ __attribute__((weak)) int rl_first_use_board(void **profile) {
     return 1;
 }
 
+/// Links the trace recorder's start (Swift: System/EnvironmentTrace.swift).
+void ringlet_link_trace(void);
+
+__attribute__((weak)) int rl_environment_trace(void) {
+    ringlet_link_trace();
+    return 1;
+}
+
 #else
 
 int rl_first_use_board(void **profile) {
     *profile = 0;
+    return 0;
+}
+
+int rl_environment_trace(void) {
     return 0;
 }
 

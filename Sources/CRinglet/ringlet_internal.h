@@ -7,4 +7,11 @@
 /// so that signals go to the program's threads or stay pending for a signalfd.
 void rl_signal_block_asynchronous(void);
 
+/// The decimal digits of `value` in `digits` (21 bytes), returned; and `a`, `b` and `c`
+/// joined into `out` (cut to `capacity` - 1 bytes). For the /proc paths the boundary
+/// builds at run time: snprintf(3) would run printf's machinery, whose code in a static
+/// program otherwise stays untouched on disk (ringlet_process.c).
+const char *rl_decimal(char digits[21], long long value);
+void rl_join(char *out, unsigned long capacity, const char *a, const char *b, const char *c);
+
 #endif

@@ -1,5 +1,6 @@
-// ringlet_process.c — stderr, abort, environment and sleep: process-level helpers.
+// ringlet_process.c — stderr, abort, environment, errno names and sleep: process-level helpers.
 #include "ringlet.h"
+#include "ringlet_internal.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -30,6 +31,30 @@ void rl_exit(int status) { exit(status); }
 int rl_at_exit(void (*hook)(void)) { return atexit(hook) == 0 ? 0 : -ENOMEM; }
 
 const char *rl_getenv(const char *name) { return getenv(name); }
+
+// The C library's own table (glibc 2.32 or later), so the runtime carries none.
+const char *rl_errno_name(int value) { return value > 0 ? strerrorname_np(value) : 0; }
+
+const char *rl_decimal(char digits[21], long long value) {
+    unsigned long long magnitude = value < 0 ? 0ULL - (unsigned long long)value : (unsigned long long)value;
+    char *cursor = digits + 20;
+    *cursor = 0;
+    do {
+        *--cursor = (char)('0' + magnitude % 10);
+        magnitude /= 10;
+    } while (magnitude);
+    if (value < 0) *--cursor = '-';
+    return cursor;
+}
+
+void rl_join(char *out, unsigned long capacity, const char *a, const char *b, const char *c) {
+    const char *parts[3] = {a, b, c};
+    unsigned long used = 0;
+    for (int i = 0; i < 3; i++) {
+        for (const char *p = parts[i]; *p && used + 1 < capacity; p++) out[used++] = *p;
+    }
+    if (capacity) out[used] = 0;
+}
 
 void *rl_reserve_memory(unsigned long long bytes) { return malloc((size_t)bytes); }
 

@@ -127,8 +127,8 @@ int rl_pidfd_open(int pid) {
 int rl_inotify_watch_fd(int fd, unsigned int *mask_out) {
     int ifd = inotify_init1(IN_NONBLOCK | IN_CLOEXEC);
     if (ifd < 0) return -errno;
-    char path[64];
-    snprintf(path, sizeof path, "/proc/self/fd/%d", fd);
+    char path[64], digits[21];
+    rl_join(path, sizeof path, "/proc/self/fd/", rl_decimal(digits, fd), "");
     unsigned int mask = IN_MODIFY | IN_ATTRIB | IN_DELETE_SELF | IN_MOVE_SELF | IN_UNMOUNT;
     if (inotify_add_watch(ifd, path, mask) < 0) {
         int e = errno;

@@ -194,8 +194,8 @@ long long rl_thread_cpu_ns(int clock) {
 }
 
 int rl_thread_state(int tid) {
-    char path[64], buf[512];
-    snprintf(path, sizeof path, "/proc/self/task/%d/stat", tid);
+    char path[64], buf[512], digits[21];
+    rl_join(path, sizeof path, "/proc/self/task/", rl_decimal(digits, tid), "/stat");
     int fd = open(path, O_RDONLY | O_CLOEXEC);
     if (fd < 0) return -errno;
     ssize_t n = read(fd, buf, sizeof buf - 1);
@@ -210,9 +210,18 @@ int rl_thread_state(int tid) {
     return (unsigned char)close_paren[2];
 }
 
+/// The count after a /proc status key ("\t<digits>"); strtoll(3) would consult the
+/// locale's character tables, which a static program otherwise leaves untouched.
+static long long rl_count_after(const char *text) {
+    while (*text == ' ' || *text == '\t') text++;
+    long long value = 0;
+    while (*text >= '0' && *text <= '9') value = value * 10 + (*text++ - '0');
+    return value;
+}
+
 static long long rl_read_switches(const char *task, const char *name_prefix, int voluntary_only) {
     char path[96], buf[4096];
-    snprintf(path, sizeof path, "/proc/self/task/%s/status", task);
+    rl_join(path, sizeof path, "/proc/self/task/", task, "/status");
     int fd = open(path, O_RDONLY | O_CLOEXEC);
     if (fd < 0) return 0;  // the thread exited meanwhile
     ssize_t n = read(fd, buf, sizeof buf - 1);
@@ -224,8 +233,8 @@ static long long rl_read_switches(const char *task, const char *name_prefix, int
     long long total = 0;
     const char *v = strstr(buf, "\nvoluntary_ctxt_switches:");
     const char *nv = strstr(buf, "\nnonvoluntary_ctxt_switches:");
-    if (v) total += strtoll(v + 26, NULL, 10);
-    if (nv && !voluntary_only) total += strtoll(nv + 29, NULL, 10);
+    if (v) total += rl_count_after(v + 26);
+    if (nv && !voluntary_only) total += rl_count_after(nv + 29);
     return total;
 }
 

@@ -185,11 +185,18 @@ void rl_exit(int status) __attribute__((noreturn));
 int rl_at_exit(void (*hook)(void));
 /// Reads an environment variable; returns 0 when unset.
 const char *rl_getenv(const char *name);
+/// The symbolic name of an errno value ("EMFILE"), or 0 for one the C library does
+/// not name (strerrorname_np(3)).
+const char *rl_errno_name(int value);
 /// The board profile for a runtime started on first use: returns 1 and sets
 /// `*profile` to a retained Swift object (or 0: start with the derived configuration)
 /// when board selection is linked in; returns 0 when the program was linked with
 /// ringlet_first_use.c's RINGLET_EXPLICIT_START variant, which leaves selection out.
 int rl_first_use_board(void **profile);
+/// Whether RINGLET_TRACE may turn the trace recorder on: returns 1 after linking the
+/// recorder's start (Runtime/OptionalParts.swift), or 0 when the program was linked
+/// with ringlet_first_use.c's RINGLET_EXPLICIT_START variant, which leaves it out.
+int rl_environment_trace(void);
 /// Reserves `bytes` of memory (malloc(3): large blocks are mapped and touched only
 /// when used); 0 when the system refuses (RLIMIT_AS, overcommit). Freed with free(3).
 void *rl_reserve_memory(unsigned long long bytes);

@@ -80,7 +80,7 @@ extension ManagerThread {
 
     func post(_ count: UInt32, signal signo: Int32) {
         if count == 0 { return }
-        if signo == configuration.dumpSignal { dumpOnSignal() }
+        if signo == configuration.dumpSignal { OptionalParts.dumpOnSignal(self) }
         if !signals.sources[Int(signo)].isEmpty {
             trace?.record(.sourceEvent, aux: TraceSourceKind.signal.rawValue, arg: count, subject: UInt64(signo))
         }

@@ -206,8 +206,9 @@ final class ManagerThread: @unchecked Sendable {
             started.post()
             return
         }
-        // Opted in (`dumpSignal`): the dump signal is watched from the start.
-        if configuration.dumpSignal != 0 { watchDumpSignal(ring.unsafelyUnwrapped) }
+        // Opted in (`dumpSignal`): the dump signal is watched from the start, through
+        // `OptionalParts`, so that a program that never sets the key does not carry it.
+        if configuration.dumpSignal != 0 { OptionalParts.watchDumpSignal(self, ring.unsafelyUnwrapped) }
         outcome.set(nil)
         started.post()
         run(ring.unsafelyUnwrapped)

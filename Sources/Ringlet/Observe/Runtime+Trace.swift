@@ -7,12 +7,24 @@ extension Runtime {
     public var isTracing: Bool { TraceRecorder.shared.isOn }
 
     /// The file the trace goes to at exit: RINGLET_TRACE when set and not empty or
-    /// `off`, else the configuration's `trace`.
+    /// `off`, else the configuration's `trace`. A program linked for an explicit start
+    /// reads no RINGLET_TRACE (`EnvironmentTrace`), and says so when it is set.
     static func tracePath(_ configuration: RuntimeConfiguration) -> String? {
         if let variable = ThreadControl.environment("RINGLET_TRACE"), !variable.isEmpty {
-            return variable.utf8.elementsEqual("off".utf8) ? nil : variable
+            if EnvironmentTrace.isRead { return variable.utf8.elementsEqual("off".utf8) ? nil : variable }
+            ringletWarning("RINGLET_TRACE is not read: this program was linked without it (ringlet_first_use.c with "
+                + "RINGLET_EXPLICIT_START); name the file in RuntimeConfiguration.trace, or link without "
+                + "RINGLET_EXPLICIT_START")
         }
         return configuration.trace
+    }
+
+    /// Starts the trace recorder when a file is named (`Runtime.make`, before any
+    /// thread exists, so that every thread gets its ring).
+    static func startTraceIfAsked(_ configuration: RuntimeConfiguration) {
+        if let path = tracePath(configuration) {
+            OptionalParts.startTrace(path: path, eventsPerThread: configuration.traceEvents)
+        }
     }
 
     /// Writes the events every thread's ring holds now to `path` (nil: the file named

@@ -84,10 +84,7 @@ public final class Runtime: @unchecked Sendable {
                                  profile: BoardProfile?) throws(RuntimeError) -> Runtime {
         ForkGuard.install()
         let request = try BackendRequest.resolve(configuration)
-        // Before any thread exists, so that every thread gets its ring (TraceRecorder).
-        if let path = Runtime.tracePath(configuration) {
-            TraceRecorder.shared.start(path: path, eventsPerThread: configuration.traceEvents)
-        }
+        Runtime.startTraceIfAsked(configuration)
         let runtime = try Runtime(configuration: configuration, profile: profile, backend: request)
         do throws(RuntimeError) {
             try runtime.manager.start()

@@ -100,7 +100,16 @@ public struct RuntimeConfiguration: Sendable, Equatable {
     /// (`dumpSignal`: 0, off, the default; or SIGQUIT 3, SIGUSR1 10, SIGUSR2 12).
     /// The manager thread catches it through its signalfd, so a dump comes even when
     /// every worker is stuck. `ringlet dump <pid>` sends it and prints the file.
-    public var dumpSignal: Int32 = 0
+    /// Setting it links the dump into the program (`OptionalParts`): a program that
+    /// never sets it carries no dump signal.
+    public var dumpSignal: Int32 {
+        get { dumpSignalNumber }
+        set {
+            dumpSignalNumber = newValue
+            if newValue != 0 { OptionalParts.linkDumpSignal() }
+        }
+    }
+    private var dumpSignalNumber: Int32 = 0
 
     /// The file the runtime writes its trace timeline to, in Chrome's trace event
     /// format (`trace`: `off`, the default, or a path; the environment variable
@@ -112,9 +121,13 @@ public struct RuntimeConfiguration: Sendable, Equatable {
     /// process exits through exit(3) or a return from `main` (`Runtime.exit` too), or
     /// on demand with `Runtime.writeTrace(to:)`. Off, the cost is one branch per
     /// traced point. The Observing article describes the file and `ringlet trace`.
+    /// Setting a file links the trace recorder into the program (`OptionalParts`).
     public var trace: String? {
         get { traceFile?.path }
-        set { traceFile = newValue.map(TraceFileName.init) }
+        set {
+            traceFile = newValue.map(TraceFileName.init)
+            if newValue != nil { OptionalParts.linkTrace() }
+        }
     }
     /// `trace`, stored so that the synthesized `==` compares it byte by byte: String's
     /// own `==` needs Unicode normalization tables, which Embedded Swift builds lack.
@@ -190,57 +203,60 @@ public struct RuntimeConfiguration: Sendable, Equatable {
 
     /// Checks every key; the error names the key and the allowed range.
     public func validate() throws(RuntimeError) {
-        func check(_ ok: Bool, _ key: String, _ why: String) throws(RuntimeError) {
-            if !ok { throw RuntimeError.invalidConfiguration(key: key, reason: why) }
+        if dumpSignal != 0 && !Self.dumpSignals.contains(where: { $0.number == dumpSignal }) {
+            throw Self.invalid("dumpSignal",
+                               "must be off (0), SIGQUIT (3), SIGUSR1 (10) or SIGUSR2 (12) (got \(dumpSignal))")
         }
-        try check(dumpSignal == 0 || Self.dumpSignals.contains { $0.number == dumpSignal }, "dumpSignal",
-                  "must be off (0), SIGQUIT (3), SIGUSR1 (10) or SIGUSR2 (12) (got \(dumpSignal))")
-        try check(traceEvents >= 16 && traceEvents <= 1 << 24, "traceEvents",
-                  "must be 16...16777216 (got \(traceEvents))")
-        if let trace {
-            try check(!trace.isEmpty && !trace.utf8.contains(0) && trace.utf8.count < 4000, "trace",
-                      "must name a file to write the trace to, or be off (nil) (got '\(trace)')")
+        try Self.check(traceEvents, 16, 1 << 24, "traceEvents")
+        if let trace, trace.isEmpty || trace.utf8.contains(0) || trace.utf8.count >= 4000 {
+            throw Self.invalid("trace", "must name a file to write the trace to, or be off (nil) (got '\(trace)')")
         }
-        try check(cores >= 1 && cores <= 256, "cores", "must be 1...256 (got \(cores))")
-        try check(workersPerCore >= 1 && workersPerCore <= 16, "workersPerCore",
-                  "must be 1...16 (got \(workersPerCore))")
-        try check(reservePerCore >= 0 && reservePerCore <= 16, "reservePerCore",
-                  "must be 0...16 (got \(reservePerCore))")
-        try check(workers >= 2, "workersPerCore",
-                  "cores × workersPerCore must be at least 2: one worker for default-and-higher QoS and one "
-                  + "for utility and background (got \(workers))")
-        try check(lowQoSWorkers >= 1 && lowQoSWorkers < workers, "lowQoSWorkers",
-                  "must be 1...\(workers - 1) so that both QoS bands have a worker (got \(lowQoSWorkers))")
-        try check(workNodes >= 64 && workNodes <= 1 << 26, "workNodes",
-                  "must be 64...\(1 << 26) (got \(workNodes))")
-        try check(workerStackBytes == 0 || (workerStackBytes >= 64 * 1024 && workerStackBytes <= 64 << 20),
-                  "workerStackBytes", "must be 0 (system default) or 65536...67108864 (got \(workerStackBytes))")
-        try check(utilityNice >= 0 && utilityNice <= 19, "utilityNice", "must be 0...19 (got \(utilityNice))")
-        try check(deadlockGraceMilliseconds >= 10 && deadlockGraceMilliseconds <= 600_000,
-                  "deadlockGraceMilliseconds", "must be 10...600000 (got \(deadlockGraceMilliseconds))")
-        try check(coverCheckMilliseconds >= 0 && coverCheckMilliseconds <= 1000, "coverCheckMilliseconds",
-                  "must be 0...1000 (got \(coverCheckMilliseconds))")
-        try check(spinMicroseconds >= 0 && spinMicroseconds <= 1000, "spinMicroseconds",
-                  "must be 0...1000 (got \(spinMicroseconds))")
-        try check(ringEntries >= 8 && ringEntries <= 4096, "ringEntries", "must be 8...4096 (got \(ringEntries))")
-        for (key, value) in [("backgroundLeewayPercent", backgroundLeewayPercent),
-                             ("utilityLeewayPercent", utilityLeewayPercent)] {
-            try check(value >= 0 && value <= 100, key, "must be 0...100 (got \(value))")
+        try Self.check(cores, 1, 256, "cores")
+        try Self.check(workersPerCore, 1, 16, "workersPerCore")
+        try Self.check(reservePerCore, 0, 16, "reservePerCore")
+        if workers < 2 {
+            throw Self.invalid("workersPerCore", "cores × workersPerCore must be at least 2: one worker for "
+                + "default-and-higher QoS and one for utility and background (got \(workers))")
         }
-        for (key, value) in [("backgroundLeewayMaxMilliseconds", backgroundLeewayMaxMilliseconds),
-                             ("utilityLeewayMaxMilliseconds", utilityLeewayMaxMilliseconds)] {
-            try check(value >= 0 && value <= 60_000, key, "must be 0...60000 (got \(value))")
+        if lowQoSWorkers < 1 || lowQoSWorkers >= workers {
+            throw Self.invalid("lowQoSWorkers", "must be 1...\(workers - 1) so that both QoS bands have a worker "
+                + "(got \(lowQoSWorkers))")
         }
-        try check(drainBatch >= 1 && drainBatch <= 1 << 20, "drainBatch", "must be 1...1048576 (got \(drainBatch))")
-        try check(ioQueueDepth >= 1 && ioQueueDepth <= 4096, "ioQueueDepth", "must be 1...4096 (got \(ioQueueDepth))")
-        try check(ioChunkBytes >= 4096 && ioChunkBytes <= 16 << 20, "ioChunkBytes",
-                  "must be 4096...16777216 (got \(ioChunkBytes))")
-        try check(ioRequests >= 8 && ioRequests <= 65536, "ioRequests", "must be 8...65536 (got \(ioRequests))")
-        try check(ioBufferBytes >= 65536 && ioBufferBytes <= 1 << 30, "ioBufferBytes",
-                  "must be 65536...1073741824 (got \(ioBufferBytes))")
-        try check(sources >= 1 && sources <= 1 << 20, "sources", "must be 1...1048576 (got \(sources))")
-        try check(ioBufferBytes >= ioChunkBytes, "ioBufferBytes",
-                  "must hold at least one chunk: 'ioChunkBytes' is \(ioChunkBytes) (got \(ioBufferBytes))")
+        try Self.check(workNodes, 64, 1 << 26, "workNodes")
+        if workerStackBytes != 0 && (workerStackBytes < 64 * 1024 || workerStackBytes > 64 << 20) {
+            throw Self.invalid("workerStackBytes",
+                               "must be 0 (system default) or 65536...67108864 (got \(workerStackBytes))")
+        }
+        try Self.check(utilityNice, 0, 19, "utilityNice")
+        try Self.check(deadlockGraceMilliseconds, 10, 600_000, "deadlockGraceMilliseconds")
+        try Self.check(coverCheckMilliseconds, 0, 1000, "coverCheckMilliseconds")
+        try Self.check(spinMicroseconds, 0, 1000, "spinMicroseconds")
+        try Self.check(ringEntries, 8, 4096, "ringEntries")
+        try Self.check(backgroundLeewayPercent, 0, 100, "backgroundLeewayPercent")
+        try Self.check(utilityLeewayPercent, 0, 100, "utilityLeewayPercent")
+        try Self.check(backgroundLeewayMaxMilliseconds, 0, 60_000, "backgroundLeewayMaxMilliseconds")
+        try Self.check(utilityLeewayMaxMilliseconds, 0, 60_000, "utilityLeewayMaxMilliseconds")
+        try Self.check(drainBatch, 1, 1 << 20, "drainBatch")
+        try Self.check(ioQueueDepth, 1, 4096, "ioQueueDepth")
+        try Self.check(ioChunkBytes, 4096, 16 << 20, "ioChunkBytes")
+        try Self.check(ioRequests, 8, 65536, "ioRequests")
+        try Self.check(ioBufferBytes, 65536, 1 << 30, "ioBufferBytes")
+        try Self.check(sources, 1, 1 << 20, "sources")
+        if ioBufferBytes < ioChunkBytes {
+            throw Self.invalid("ioBufferBytes", "must hold at least one chunk: 'ioChunkBytes' is \(ioChunkBytes) "
+                + "(got \(ioBufferBytes))")
+        }
+    }
+
+    /// Throws unless `low <= value <= high`: "must be low...high (got value)". One call
+    /// per key, and the message is made only when the value is out of range.
+    @inline(never)
+    private static func check(_ value: Int, _ low: Int, _ high: Int, _ key: String) throws(RuntimeError) {
+        if value < low || value > high { throw invalid(key, "must be \(low)...\(high) (got \(value))") }
+    }
+
+    private static func invalid(_ key: String, _ reason: String) -> RuntimeError {
+        .invalidConfiguration(key: key, reason: reason)
     }
 }
 

@@ -1,3 +1,5 @@
+import CRinglet
+
 /// An errno value with Swift names for the ones Ringlet acts on. The C boundary returns
 /// `-errno`; `Errno(negated:)` turns that into a value.
 public struct Errno: Error, Equatable, Hashable, Sendable {
@@ -35,31 +37,9 @@ public struct Errno: Error, Equatable, Hashable, Sendable {
 
     /// The symbolic name (`"EPERM"`, `"EMFILE"`), or `"errno N"` for a value Linux
     /// does not define (such as 41 or 58, which it leaves unused, or one above 133).
+    /// The names are the C library's (strerrorname_np(3)), so programs carry no table.
     public var name: String {
-        if rawValue > 0 && Int(rawValue) < Errno.names.count, !Errno.names[Int(rawValue)].isEmpty {
-            return Errno.names[Int(rawValue)]
-        }
+        if let name = rl_errno_name(rawValue) { return String(cString: name) }
         return "errno \(rawValue)"
     }
-
-    /// Linux's errno names (asm-generic/errno-base.h and errno.h, the same on x86-64
-    /// and arm64), indexed by value; "" where Linux has none.
-    private static let names: [String] = [
-        "", "EPERM", "ENOENT", "ESRCH", "EINTR", "EIO", "ENXIO", "E2BIG", "ENOEXEC", "EBADF", "ECHILD",
-        "EAGAIN", "ENOMEM", "EACCES", "EFAULT", "ENOTBLK", "EBUSY", "EEXIST", "EXDEV", "ENODEV", "ENOTDIR",
-        "EISDIR", "EINVAL", "ENFILE", "EMFILE", "ENOTTY", "ETXTBSY", "EFBIG", "ENOSPC", "ESPIPE", "EROFS",
-        "EMLINK", "EPIPE", "EDOM", "ERANGE", "EDEADLK", "ENAMETOOLONG", "ENOLCK", "ENOSYS", "ENOTEMPTY",
-        "ELOOP", "", "ENOMSG", "EIDRM", "ECHRNG", "EL2NSYNC", "EL3HLT", "EL3RST", "ELNRNG", "EUNATCH",
-        "ENOCSI", "EL2HLT", "EBADE", "EBADR", "EXFULL", "ENOANO", "EBADRQC", "EBADSLT", "", "EBFONT", "ENOSTR",
-        "ENODATA", "ETIME", "ENOSR", "ENONET", "ENOPKG", "EREMOTE", "ENOLINK", "EADV", "ESRMNT", "ECOMM",
-        "EPROTO", "EMULTIHOP", "EDOTDOT", "EBADMSG", "EOVERFLOW", "ENOTUNIQ", "EBADFD", "EREMCHG", "ELIBACC",
-        "ELIBBAD", "ELIBSCN", "ELIBMAX", "ELIBEXEC", "EILSEQ", "ERESTART", "ESTRPIPE", "EUSERS", "ENOTSOCK",
-        "EDESTADDRREQ", "EMSGSIZE", "EPROTOTYPE", "ENOPROTOOPT", "EPROTONOSUPPORT", "ESOCKTNOSUPPORT",
-        "EOPNOTSUPP", "EPFNOSUPPORT", "EAFNOSUPPORT", "EADDRINUSE", "EADDRNOTAVAIL", "ENETDOWN", "ENETUNREACH",
-        "ENETRESET", "ECONNABORTED", "ECONNRESET", "ENOBUFS", "EISCONN", "ENOTCONN", "ESHUTDOWN",
-        "ETOOMANYREFS", "ETIMEDOUT", "ECONNREFUSED", "EHOSTDOWN", "EHOSTUNREACH", "EALREADY", "EINPROGRESS",
-        "ESTALE", "EUCLEAN", "ENOTNAM", "ENAVAIL", "EISNAM", "EREMOTEIO", "EDQUOT", "ENOMEDIUM", "EMEDIUMTYPE",
-        "ECANCELED", "ENOKEY", "EKEYEXPIRED", "EKEYREVOKED", "EKEYREJECTED", "EOWNERDEAD", "ENOTRECOVERABLE",
-        "ERFKILL", "EHWPOISON"
-    ]
 }
