@@ -22,7 +22,7 @@
 extension RuntimeConfiguration {
     /// What one active dispatch source costs, measured on x86-64 (arm64 has the same
     /// pointer size): the `DispatchSource` object with its registration (360 bytes as
-    /// malloc rounds it), its serial queue (216), their lock words and the queue's
+    /// malloc rounds it), its serial queue (200), their lock words and the queue's
     /// token node (about 150 with malloc's headers), and the manager's timer or poll
     /// entry. Resident memory grew by 1055 bytes per active timer source over 40,000
     /// of them, of which 96 are the two work nodes a source holds (counted by
