@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <pthread.h>
 #include <signal.h>
+#include <sys/prctl.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -43,7 +44,44 @@ extern void __asan_init(void) __attribute__((weak));
 
 int rl_test_sanitizer_active(void) { return (__tsan_init != 0 || __asan_init != 0) ? 1 : 0; }
 
-int rl_test_address_sanitizer_active(void) { return __asan_init != 0 ? 1 : 0; }
+// AddressSanitizer's runtime switch for stack-use-after-return detection, read by
+// instrumented code at each function entry.
+extern int __asan_option_detect_stack_use_after_return __attribute__((weak));
+
+void rl_test_address_sanitizer_stop_fake_stacks(void) {
+    if (&__asan_option_detect_stack_use_after_return) __asan_option_detect_stack_use_after_return = 0;
+}
+
+// Common to the sanitizers' runtimes; weak, so that a plain build links.
+extern void __sanitizer_set_death_callback(void (*callback)(void)) __attribute__((weak));
+
+// A child of an exit test writes its sanitizer report to log_path.<pid> and its
+// stderr goes nowhere unless the test observes it; the parent then sees only an exit
+// status. The test module's callback records the report as an issue, which reaches
+// the parent's log.
+static long rl_test_process_id;
+
+static void rl_test_sanitizer_died(void) {
+    // Not in the tracer LeakSanitizer clones to stop the world (another pid, every
+    // thread of the process stopped, maybe holding the allocator's locks), nor in a
+    // forked child.
+    if (syscall(SYS_getpid) != rl_test_process_id) return;
+    // A callback stuck on a lock the dying process holds ends it by SIGALRM, not a hang.
+    alarm(10);
+    rl_test_report_sanitizer_death();
+}
+
+__attribute__((constructor)) static void rl_test_install_sanitizer_death_callback(void) {
+    if (!__sanitizer_set_death_callback || !rl_test_report_sanitizer_death) return;
+    rl_test_process_id = syscall(SYS_getpid);
+    __sanitizer_set_death_callback(rl_test_sanitizer_died);
+}
+
+long long rl_test_timer_slack_ns(void) { return prctl(PR_GET_TIMERSLACK, 0, 0, 0, 0); }
+
+int rl_test_set_timer_slack_ns(unsigned long long slack) {
+    return prctl(PR_SET_TIMERSLACK, (unsigned long)slack, 0, 0, 0) == 0 ? 0 : -errno;
+}
 
 int rl_process_spawn_exit(int status, long long delay_ns) {
     pid_t pid = fork();

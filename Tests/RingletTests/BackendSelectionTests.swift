@@ -98,8 +98,7 @@ import Testing
         #expect(result?.standardErrorText == "")
     }
 
-    @Test(.disabled(if: addressSanitizerSkip, addressSanitizerSkipReason))
-    func ioUringOnlyRefusesToStartWithoutIt() async {
+    @Test func ioUringOnlyRefusesToStartWithoutIt() async {
         await #expect(processExitsWith: .success) {
             unsetenv("RINGLET_BACKEND")
             SyscallFaults.inject(.ringSetup, .notPermitted, thread: SyscallFaults.anyThread)
@@ -116,8 +115,7 @@ import Testing
         }
     }
 
-    @Test(.disabled(if: addressSanitizerSkip, addressSanitizerSkipReason))
-    func aRefusedEpollIsAnErrorNamingTheCallAndTheIoUringRefusal() async {
+    @Test func aRefusedEpollIsAnErrorNamingTheCallAndTheIoUringRefusal() async {
         await #expect(processExitsWith: .success) {
             unsetenv("RINGLET_BACKEND")
             SyscallFaults.inject(.ringSetup, .notPermitted, thread: SyscallFaults.anyThread)

@@ -19,10 +19,16 @@ func heapBlockBytes<T>(_ block: UnsafeMutablePointer<T>) -> Int { heapBlockBytes
     /// kind, the requested QoS in two bytes, the lock word inside) and the token node's
     /// block (48 bytes, 56 usable). It was 248 + 56 + a 24-byte block for the lock word,
     /// then 216 + 56.
+    ///
+    /// The smallest of sixteen queues: glibc hands out a free chunk up to 31 bytes
+    /// larger than asked when splitting it would leave too small a remainder, so one
+    /// queue made while other tests free memory may measure a few bytes more than it
+    /// asked for (272 was seen in a full run).
     @Test func aSerialQueueHoldsTwoBlocksOfAtMostTwoHundredFiftySixBytes() {
-        let queue = DispatchQueue(label: "test.footprint")
-        let bytes = Self.heapBytes(of: queue)
+        let queues = (0..<16).map { DispatchQueue(label: "test.footprint.\($0)") }
+        let bytes = queues.map { Self.heapBytes(of: $0) }.min() ?? 0
         #expect(bytes <= 256, "a serial queue holds \(bytes) bytes of heap")
+        let queue = queues[0]
         #expect(queue.qos == .unspecified)
         let qos = DispatchQoS(qosClass: .utility, relativePriority: -15)
         #expect(DispatchQueue(label: "test.footprint.qos", qos: qos).qos == qos)

@@ -275,8 +275,7 @@ private func transferOnDevNull(_ body: (Int32, UnsafeMutableRawPointer) -> Wrapp
         #expect(text.contains("timerfd refused (EMFILE)"), "\(text)")
     }
 
-    @Test(.disabled(if: addressSanitizerSkip, addressSanitizerSkipReason))
-    func aRefusedPoolIsAnErrorNamingTheKey() async {
+    @Test func aRefusedPoolIsAnErrorNamingTheKey() async {
         await #expect(processExitsWith: .success) {
             SyscallFaults.inject(.reserveMemory, .noMemory)
             do throws(RuntimeError) {

@@ -17,12 +17,6 @@ import Testing
 /// `make asan`): instrumented code runs several times slower.
 let sanitizerActive = rl_test_sanitizer_active() != 0
 
-/// The runtime-start failure tests whose child process exits 1 under AddressSanitizer
-/// alone, with nothing on stderr (they pass in `make unit`, `make unit-epoll` and under
-/// ThreadSanitizer): skipped there until the cause is found.
-let addressSanitizerSkip: Bool = rl_test_address_sanitizer_active() != 0
-let addressSanitizerSkipReason: Comment = "its child exits 1 under AddressSanitizer alone (the start-failure paths; open)"
-
 /// How long a test waits for something that normally happens within milliseconds —
 /// four times longer under a sanitizer, where `make test` runs the whole suite with
 /// its dozens of child processes on instrumented code at once.

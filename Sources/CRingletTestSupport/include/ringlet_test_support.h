@@ -22,8 +22,20 @@ int rl_unlink(const char *path);
 /// linked in), else 0: the tests then allow instrumented code more time and skip
 /// resident-memory measurements, which would count the sanitizer's shadow memory.
 int rl_test_sanitizer_active(void);
-/// 1 under AddressSanitizer alone.
-int rl_test_address_sanitizer_active(void);
+/// Under AddressSanitizer: frames from now on stay on the thread's stack, and threads
+/// that have none yet get no fake stack (a mapping of about 11 MB each, made on the
+/// thread's first instrumented call), for a test that leaves the process little
+/// address space. Stack-use-after-return is then not detected. No effect otherwise.
+void rl_test_address_sanitizer_stop_fake_stacks(void);
+/// Defined by the test module (weak here): called when a sanitizer ends the process
+/// (a leak found at exit, an error, its own allocation refused), after its report is
+/// written and before the process exits with the sanitizer's exit code. A
+/// constructor installs it as the sanitizer's death callback.
+void rl_test_report_sanitizer_death(void) __attribute__((weak));
+/// The calling thread's timer slack in nanoseconds (prctl PR_GET_TIMERSLACK).
+long long rl_test_timer_slack_ns(void);
+/// Sets the calling thread's timer slack (0: back to its default). 0 or -errno.
+int rl_test_set_timer_slack_ns(unsigned long long slack);
 
 /// Forks a child that sleeps `delay_ns` then exits with `status`; its pid or -errno.
 int rl_process_spawn_exit(int status, long long delay_ns);

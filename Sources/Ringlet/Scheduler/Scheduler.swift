@@ -19,8 +19,11 @@ import Synchronization
 final class Scheduler: @unchecked Sendable {
     let configuration: RuntimeConfiguration
     let pool: WorkNodePool
-    let lock = FutexLock()
-    var runQueues = RunQueues()
+    // The raw allocations below are made in `init` after the pool, the one step that
+    // can throw: a throwing initialiser runs no deinit, so nothing may be allocated
+    // before it (a refused start frees what it made).
+    let lock: FutexLock
+    var runQueues: RunQueues
     /// The highest occupied run-queue index (-1: none), readable without the lock;
     /// drainers poll it between items to yield to more urgent work.
     private let highestPendingHint = Atomic<Int>(-1)
@@ -30,11 +33,11 @@ final class Scheduler: @unchecked Sendable {
     var activeReserve = 0
     var reserveCount = 0
     private var startedThreads = 0
-    private let started = FutexEvent()
+    private let started: FutexEvent
     /// Nodes taken from the run queues so far: the stall watch's progress mark.
     var progress: UInt64 = 0
     /// Nodes taken per QoS class (`RunQueueIndex.classOrdinal`), for the stall watch.
-    let takenPerClass = UnsafeMutablePointer<UInt64>.allocate(capacity: 5)
+    let takenPerClass: UnsafeMutablePointer<UInt64>
     /// Pool threads blocked in waits without a timeout.
     var untimedBlockedCount = 0
     /// The thread batching its wake-ups (`Scheduler+WakeBatch.swift`): its context
@@ -56,11 +59,31 @@ final class Scheduler: @unchecked Sendable {
         self.configuration = configuration
         self.placement = placement
         pool = try WorkNodePool(capacity: configuration.workNodes)
+        lock = FutexLock()
+        runQueues = RunQueues()
+        started = FutexEvent()
+        takenPerClass = .allocate(capacity: 5)
         takenPerClass.initialize(repeating: 0, count: 5)
     }
 
+    /// Runs only when the runtime did not start: a started scheduler is kept by its
+    /// pool threads for the life of the process.
+    deinit {
+        lock.deallocate()
+        runQueues.deallocate()
+        started.deallocate()
+        takenPerClass.deallocate()
+    }
+
     /// Creates every pool thread and waits until each has applied its kernel
-    /// priority. Throws when the system refuses a thread (naming how many were made).
+    /// priority and made its first look at the run queues (so it is parked, listed
+    /// idle, or running work). Throws when the system refuses a thread (naming how
+    /// many were made).
+    ///
+    /// Why the first look: `enqueue` wakes only threads listed idle, and a reserve
+    /// thread takes work only once activated. A reserve thread still on its way to
+    /// its first park when a worker blocks and work arrives is neither: nothing
+    /// would wake it, and it would park beside the work.
     func start() throws(RuntimeError) {
         let plan = configuration.workerPlan
         var index = 0
@@ -77,7 +100,12 @@ final class Scheduler: @unchecked Sendable {
                     worker.threadMain()
                 }
             } catch {
-                throw RuntimeError.threadCreationFailed(created: created, wanted: workers.count, errno: error)
+                let wanted = workers.count
+                // No pool thread runs: drop the workers, whose references back to the
+                // scheduler would otherwise keep both alive (and their memory leaked).
+                // With threads running, those threads keep everything, parked.
+                if created == 0 { workers.removeAll() }
+                throw RuntimeError.threadCreationFailed(created: created, wanted: wanted, errno: error)
             }
         }
         while true {
@@ -87,11 +115,18 @@ final class Scheduler: @unchecked Sendable {
         }
     }
 
-    /// Called by each worker thread once its kernel priority is set.
-    func workerStarted() {
-        lock.withLock { startedThreads += 1 }
+    /// Invoked with the lock held, on `worker`'s first look at the run queues: it is
+    /// ready, and `start()` may return once every thread is (a futex post, once per
+    /// thread in the process's life).
+    private func workerReadyLocked(_ worker: Worker) {
+        worker.ready = true
+        startedThreads += 1
         started.post(wake: Int32.max)
     }
+
+    /// Tests only: runs on each pool thread before its first look at the run queues
+    /// (to hold one back and prove `start()` waits for it).
+    nonisolated(unsafe) static var beforeFirstLook: ((Worker) -> Void)?
 
     // MARK: Enqueue and dequeue
 
@@ -140,6 +175,7 @@ final class Scheduler: @unchecked Sendable {
     /// none (and then returns nil so the worker loops).
     func nextNode(for worker: Worker) -> WorkNodeRef? {
         lock.lock()
+        if !worker.ready { workerReadyLocked(worker) }
         if worker.coveredInKernel { uncoverLocked(worker) }
         if let node = takeLocked(for: worker) { return node }
         // No search spin here: on a board with 1-4 cores a spinning idle worker

@@ -26,8 +26,9 @@ final class WorkNodePool: @unchecked Sendable {
     /// Free nodes needed before waiting submitters are woken.
     let wakeThreshold: Int
     private let storage: UnsafeMutablePointer<WorkNode>
-    private let lock = FutexLock()
-    private let freed = FutexEvent()
+    // Made after the memory is reserved: a throwing initialiser runs no deinit.
+    private let lock: FutexLock
+    private let freed: FutexEvent
     // Under `lock`:
     /// Free nodes as chains of at most `batchSize` (linked through `next`), so a
     /// refill takes a whole chain without walking nodes another core last touched.
@@ -57,6 +58,8 @@ final class WorkNodePool: @unchecked Sendable {
                                              addressSpaceLimit: Memory.addressSpaceLimit)
         }
         storage = memory.bindMemory(to: WorkNode.self, capacity: capacity)
+        lock = FutexLock()
+        freed = FutexEvent()
         freeChains.reserveCapacity(capacity / max(1, cacheLimit / 2) + 64)
     }
 

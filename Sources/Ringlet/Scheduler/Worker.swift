@@ -15,7 +15,7 @@ import Synchronization
 ///   (2) Scheduler.nextNode (takeLocked)      (3) Scheduler.nextNode, parking
 ///   (4) Scheduler.workerWillBlock, from BlockingWait.perform
 ///   (5) Scheduler.workerDidUnblock
-// @unchecked Sendable: `state` & co. under the scheduler lock; `context`/`threadID` set by its thread before it reports started.
+// @unchecked Sendable: `state` & co. under the scheduler lock; `context`/`threadID` set by its thread before it reports ready.
 final class Worker: @unchecked Sendable {
     enum State: UInt8 {
         /// Sleeping on `event`, listed in the scheduler's idle list of its band.
@@ -35,6 +35,8 @@ final class Worker: @unchecked Sendable {
     let event = FutexEvent()
     /// Under the scheduler lock.
     var state: State = .searching
+    /// Has made its first look at the run queues (`Scheduler.start` waits for it). Under the scheduler lock.
+    var ready = false
     /// Reserve threads only: activated to cover a blocked worker. Under the scheduler lock.
     var reserveActive = false
     /// Blocked in a wait without a timeout (counts toward a deadlock). Under the scheduler lock.
@@ -43,11 +45,11 @@ final class Worker: @unchecked Sendable {
     /// blocked so that a reserve worker covers it until it comes back to the
     /// scheduler. Under the scheduler lock.
     var coveredInKernel = false
-    /// The thread's CPU-time clock (nil: unreadable), set before it reports started.
+    /// The thread's CPU-time clock (nil: unreadable), set before it reports ready.
     private(set) var cpuClock: Int32?
     /// Set by the thread itself once started.
     var context: ThreadContext?
-    /// The thread's kernel id (gettid), set by the thread before it reports started.
+    /// The thread's kernel id (gettid), set by the thread before it reports ready.
     private(set) var threadID: Int32 = 0
 
     init(index: Int, band: WorkerBand, scheduler: Scheduler) {
@@ -55,6 +57,9 @@ final class Worker: @unchecked Sendable {
         self.band = band
         self.scheduler = scheduler
     }
+
+    /// Runs only for a worker whose thread was never created (a refused start).
+    deinit { event.deallocate() }
 
     var name: String {
         band == .reserve ? "ringlet-r\(index)" : "ringlet-w\(index)"
@@ -70,7 +75,7 @@ final class Worker: @unchecked Sendable {
         ThreadContext.install(context)
         KernelPriority.apply(band: band, configuration: scheduler.configuration)
         scheduler.placement?.apply(band: band)
-        scheduler.workerStarted()
+        Scheduler.beforeFirstLook?(self)
         while true {
             guard let node = scheduler.nextNode(for: self) else { continue }
             execute(node)
