@@ -55,12 +55,12 @@ int rl_sleep_until_monotonic_ns(unsigned long long deadline_ns) {
                            .tv_nsec = (long)(deadline_ns % 1000000000ULL) };
     // The thread's timer slack (50 us by default) lets the kernel end a sleep that much
     // late to batch wake-ups: for the few hundred microseconds this sleep lasts, none.
-    int slack = prctl(PR_GET_TIMERSLACK, 0, 0, 0, 0);
     prctl(PR_SET_TIMERSLACK, 1UL, 0, 0, 0);
     int r;
     do { r = clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &ts, NULL); } while (r == EINTR);
-    // 0 restores the thread's default slack.
-    prctl(PR_SET_TIMERSLACK, slack > 0 ? (unsigned long)slack : 0UL, 0, 0, 0);
+    // 0 puts back the thread's default slack, the one it was created with (Ringlet
+    // changes it nowhere else), without a PR_GET_TIMERSLACK call before the sleep.
+    prctl(PR_SET_TIMERSLACK, 0UL, 0, 0, 0);
     return -r;
 }
 
@@ -254,7 +254,7 @@ long long rl_context_switches(const char *name_prefix) { return rl_sum_switches(
 
 long long rl_voluntary_context_switches(const char *name_prefix) { return rl_sum_switches(name_prefix, 1); }
 
-static __thread void *rl_tls_context;
+__thread void *rl_tls_context;
 static pthread_key_t rl_tls_key;
 static pthread_once_t rl_tls_once = PTHREAD_ONCE_INIT;
 static rl_tls_release_fn rl_tls_release;
@@ -267,8 +267,6 @@ static void rl_tls_destructor(void *context) {
     if (context && release) release(context);
 }
 static void rl_tls_make_key(void) { pthread_key_create(&rl_tls_key, rl_tls_destructor); }
-
-void *rl_tls_get(void) { return rl_tls_context; }
 
 void rl_tls_set(void *context) {
     rl_tls_context = context;

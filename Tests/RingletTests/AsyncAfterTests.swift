@@ -95,4 +95,56 @@ import Testing
         // Background: at least 10% of the delay (the policy), which GCD's rule already gives.
         #expect(manager.leewayForAfter(delay: 100 * ms, level: .background) == 10 * ms)
     }
+
+    // MARK: Timer requests that need not wake the manager (ManagerThread.submit(_:neededBy:))
+
+    /// An `asyncAfter` whose window the manager will reach anyway — it sleeps until an
+    /// earlier timer's aim — is left for that wake-up instead of waking the manager,
+    /// and still runs, never early. (Other tests may wake the manager between the look
+    /// and the submission, so it tries up to 50 times.)
+    @Test func aLaterTimerWaitsForTheManagersNextWakeUp() {
+        let manager = RuntimeParts.shared.manager.takeUnretainedValue()
+        let early = DispatchWorkItem {}
+        let queue = DispatchQueue(label: "test.after.quiet")
+        queue.asyncAfter(deadline: .now() + .seconds(1), execute: early)
+        let ranLate = Recorder<(deadline: UInt64, at: UInt64)>()
+        var quiet = false
+        var submitted = 0
+        for _ in 0..<50 where !quiet {
+            let deadline = DispatchTime.now() + .milliseconds(1_500)
+            let aim = TimerQueue.aim(deadline: deadline.uptimeNanoseconds, leeway: manager.leewayForAfter(
+                delay: 1_500_000_000, level: .default))
+            #expect(eventually { manager.announcedSleep.asleep && manager.announcedSleep.until <= aim })
+            let before = manager.quietSubmissions.load(ordering: .relaxed)
+            queue.asyncAfter(deadline: deadline) {
+                ranLate.append((deadline.uptimeNanoseconds, DispatchTime.now().uptimeNanoseconds))
+            }
+            submitted += 1
+            quiet = manager.quietSubmissions.load(ordering: .relaxed) > before
+        }
+        #expect(quiet, "every submission woke the manager")
+        early.cancel()
+        #expect(eventually(within: 30) { ranLate.count == submitted })
+        for run in ranLate.values { #expect(run.at >= run.deadline) }
+    }
+
+    /// A timer due before the manager's sleep ends wakes it: it runs long before the
+    /// timer the manager was sleeping for.
+    @Test func anEarlierTimerWakesTheManager() {
+        let manager = RuntimeParts.shared.manager.takeUnretainedValue()
+        let later = DispatchWorkItem {}
+        let queue = DispatchQueue(label: "test.after.eager")
+        let laterDeadline = DispatchTime.now() + .seconds(10)
+        queue.asyncAfter(deadline: laterDeadline, execute: later)
+        #expect(eventually { manager.announcedSleep.asleep })
+        let ran = DispatchSemaphore(value: 0)
+        let ranAt = Recorder<UInt64>()
+        queue.asyncAfter(deadline: .now() + .milliseconds(20)) {
+            ranAt.append(DispatchTime.now().uptimeNanoseconds)
+            ran.signal()
+        }
+        #expect(waited(ran))
+        later.cancel()
+        #expect((ranAt.values.first ?? .max) < laterDeadline.uptimeNanoseconds)
+    }
 }

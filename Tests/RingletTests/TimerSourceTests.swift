@@ -1,3 +1,4 @@
+import CRingletTestSupport
 import Synchronization
 import Testing
 @testable import Ringlet
@@ -60,6 +61,18 @@ import Testing
             #expect(at >= start.uptimeNanoseconds + UInt64(fires - 1) * interval, "fire \(fires) came early")
         }
         #expect(Runtime.shared.statistics.strictTimerFiresStaged > stagedBefore)
+    }
+
+    /// The staged fire's precise sleep (`MonotonicClock.sleep(until:)`) sets the
+    /// thread's timer slack to 1 ns and then back to the thread's default.
+    @Test func aPreciseSleepGivesTheThreadItsDefaultTimerSlackBack() {
+        #expect(rl_test_set_timer_slack_ns(0) == 0)
+        let slack = rl_test_timer_slack_ns()
+        #expect(slack > 1, "the thread's default timer slack is \(slack) ns")
+        let deadline = MonotonicClock.nanoseconds + 1_000_000
+        MonotonicClock.sleep(until: deadline)
+        #expect(MonotonicClock.nanoseconds >= deadline)
+        #expect(rl_test_timer_slack_ns() == slack, "the sleep left the thread's timer slack at \(rl_test_timer_slack_ns()) ns")
     }
 
     @Test func suspendedTimerCountsMissedFiresInData() {

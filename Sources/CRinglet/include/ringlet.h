@@ -94,7 +94,8 @@ unsigned long long rl_clock_monotonic_ns(void);
 /// CLOCK_REALTIME in nanoseconds since 1970: what DispatchWallTime counts.
 long long rl_clock_realtime_ns(void);
 /// Sleeps until CLOCK_MONOTONIC reaches `deadline_ns` (clock_nanosleep, TIMER_ABSTIME,
-/// the thread's timer slack at 1 ns meanwhile; EINTR retried). 0 or -errno.
+/// the thread's timer slack at 1 ns meanwhile, then back to its default; EINTR
+/// retried). 0 or -errno.
 int rl_sleep_until_monotonic_ns(unsigned long long deadline_ns);
 
 // MARK: Threads
@@ -160,8 +161,11 @@ int rl_resource_limit(int resource, unsigned long long *soft, unsigned long long
 
 // MARK: Thread-local context
 
-/// The calling thread's Ringlet context pointer (a Swift object), or 0.
-void *rl_tls_get(void);
+/// The slot behind rl_tls_get: set only through rl_tls_set.
+extern __thread void *rl_tls_context;
+/// The calling thread's Ringlet context pointer (a Swift object), or 0. Inline, so
+/// that the submit and drain paths read the slot without a call.
+static inline void *rl_tls_get(void) { return rl_tls_context; }
 /// Sets the context pointer. When a thread that set one exits, `release` (registered
 /// once with rl_tls_set_release) is called with it.
 void rl_tls_set(void *context);

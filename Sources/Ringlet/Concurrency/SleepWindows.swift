@@ -7,9 +7,10 @@ import Synchronization
 /// hands its executor a small wake-up job due at the deadline; Ringlet takes that job's
 /// node now, on the sleeping task's thread (where waiting for a full pool is allowed),
 /// and asks the manager to push it when the window [deadline, deadline + leeway] is
-/// reached, like an `asyncAfter` item. The leeway is the sleep's tolerance (widened for
-/// utility and background work by the board's policy), or, with none given, GCD's
-/// `asyncAfter` rule for the sleeping task's QoS. Sleeps never end early.
+/// reached, like an `asyncAfter` item. The leeway is half the sleep's tolerance (widened
+/// for utility and background work by the board's policy), or, with none given, of GCD's
+/// `asyncAfter` rule for the sleeping task's QoS; the other half is for resuming the
+/// window's sleepers. Sleeps never end early.
 ///
 /// Cancellation: the toolchain resumes a cancelled sleeper at once, with
 /// `CancellationError`, by enqueueing it. Ringlet notices that enqueue (`jobWillRun`,
@@ -66,16 +67,20 @@ final class SleepWindow: @unchecked Sendable {
         }
         let window = SleepWindow(node: node, target: target, sleeper: sleeper?.address ?? 0)
         let manager = RuntimeParts.shared.manager.takeUnretainedValue()
-        let leeway = tolerance.map {
+        // The window is half the tolerance: a sleep ends when its task resumes, and the
+        // other half is for resuming the window's sleepers, a thousand at once in a
+        // task group (the task-sleep row of `make bench`: with the whole tolerance as
+        // the window, the median sleep ended past it).
+        let leeway = (tolerance.map {
             manager.leewayPolicy.leeway(requested: $0, period: delay, level: priority.level, strict: false)
-        } ?? manager.leewayForAfter(delay: delay, level: priority.level)
+        } ?? manager.leewayForAfter(delay: delay, level: priority.level)) / 2
         let deadline = MonotonicClock.nanoseconds &+ delay
         // Armed before it is registered, so that a cancellation found through the
         // registry always reaches the manager after the window was armed.
         manager.submit(.run { _ in
             window.handle = manager.armTimer(deadline: deadline, wall: false, interval: 0, leeway: leeway,
                                              owner: .action { window.reached() })
-        })
+        }, neededBy: TimerQueue.aim(deadline: deadline, leeway: leeway))
         if window.sleeper != 0 { SleepRegistry.shared.insert(window) }
     }
 

@@ -92,6 +92,15 @@ final class ManagerThread: @unchecked Sendable {
     let lock = FutexLock()
     /// True while the manager runs (or is about to): producers then skip the eventfd.
     private let awake = Atomic<Bool>(true)
+    /// When the manager's current sleep ends at the latest: its armed timeout (max: none),
+    /// published before it announces the sleep (`submit(_:neededBy:)`).
+    private let sleepAim = Atomic<UInt64>(.max)
+    /// Timer requests left for the manager's next wake-up instead of waking it (tests).
+    let quietSubmissions = Atomic<Int>(0)
+    /// Whether the manager has announced a sleep, and until when at the latest (tests).
+    var announcedSleep: (asleep: Bool, until: UInt64) {
+        (!awake.load(ordering: .sequentiallyConsistent), sleepAim.load(ordering: .sequentiallyConsistent))
+    }
     private(set) var wakeFD: EventFD?
     /// The manager's kernel thread id (for tests that direct a signal at it).
     private(set) var threadID: Int32 = 0
@@ -131,6 +140,10 @@ final class ManagerThread: @unchecked Sendable {
         leewayPolicy = configuration.leewayPolicy
     }
 
+    /// Runs only when the runtime did not start (the manager's thread keeps it
+    /// otherwise): frees the lock word, which is not a Swift-managed value.
+    deinit { lock.deallocate() }
+
     /// DispatchIO's engine, made by the first channel (any thread). Only DispatchIO
     /// reaches this, so its code is dropped from programs that make no channel.
     var io: IOEngine {
@@ -151,22 +164,21 @@ final class ManagerThread: @unchecked Sendable {
     /// Starts the thread and waits until it owns a ring. Throws when no backend can be
     /// set up or the eventfd is refused; the error names the cause and the fix.
     func start() throws(RuntimeError) {
-        let started = FutexEvent()
         let outcome = StartOutcome()
         do throws(Errno) {
             try ThreadControl.start(stackBytes: configuration.workerStackBytes) {
-                self.threadMain(started: started, outcome: outcome)
+                self.threadMain(outcome: outcome)
             }
         } catch {
             throw RuntimeError.threadCreationFailed(created: 0, wanted: 1, errno: error)
         }
         while true {
-            let seen = started.snapshot
+            let seen = outcome.event.snapshot
             if let result = outcome.result {
                 if let failure = result { throw failure }
                 return
             }
-            _ = started.wait(ifUnchangedFrom: seen)
+            _ = outcome.event.wait(ifUnchangedFrom: seen)
         }
     }
 
@@ -180,12 +192,36 @@ final class ManagerThread: @unchecked Sendable {
         }
     }
 
+    /// Hands over a request that arms a timer the manager must see by `neededBy` (the
+    /// instant it would aim at for that timer, `TimerQueue.aim`): when the manager
+    /// sleeps until no later than that, the request waits for that wake-up instead of
+    /// waking it — a burst of `Task.sleep`s or `asyncAfter`s costs the manager one
+    /// wake-up, not one each (it takes requests before it fires timers).
+    ///
+    /// Why it is safe: the manager publishes its sleep's end before it announces the
+    /// sleep (both sequentially consistent), then looks at the requests once more; a
+    /// producer pushes, then reads the announcement and the end. Either the manager sees
+    /// the request before it sleeps, or the producer sees the announcement and the end
+    /// of that very sleep (or of a later one, which began with taking every request).
+    /// Every wake-up takes every request, so nothing waits past `neededBy`.
+    func submit(_ request: Request, neededBy: UInt64) {
+        ForkGuard.check("a timer request")
+        requests.push(request)
+        if !awake.load(ordering: .sequentiallyConsistent) && sleepAim.load(ordering: .sequentiallyConsistent) <= neededBy {
+            quietSubmissions.wrappingAdd(1, ordering: .relaxed)
+            return
+        }
+        if !awake.exchange(true, ordering: .sequentiallyConsistent) {
+            wakeFD?.signal()
+        }
+    }
+
     /// (wake-ups of the manager since start, timers armed now)
     var counters: (wakeups: Int, armedTimers: Int) { lock.withLock { (wakeups, armedTimers) } }
 
     // MARK: The manager thread
 
-    private func threadMain(started: FutexEvent, outcome: StartOutcome) {
+    private func threadMain(outcome: StartOutcome) {
         ThreadControl.setName("ringlet-m")
         threadID = ThreadControl.threadID
         let context = ThreadContext.install(ThreadContext(worker: nil, lane: "manager"))
@@ -203,14 +239,12 @@ final class ManagerThread: @unchecked Sendable {
             }
         } catch {
             outcome.set(error)
-            started.post()
             return
         }
         // Opted in (`dumpSignal`): the dump signal is watched from the start, through
         // `OptionalParts`, so that a program that never sets the key does not carry it.
         if configuration.dumpSignal != 0 { OptionalParts.watchDumpSignal(self, ring.unsafelyUnwrapped) }
         outcome.set(nil)
-        started.post()
         run(ring.unsafelyUnwrapped)
     }
 
@@ -219,9 +253,10 @@ final class ManagerThread: @unchecked Sendable {
         while true {
             takeRequests()
             rearmTimeout(ring)
+            sleepAim.store(armedDeadline ?? .max, ordering: .sequentiallyConsistent)
             // Announce the sleep, then look once more: a request that raced with the
-            // announcement either sees `awake == false` (and writes the eventfd) or
-            // is seen here.
+            // announcement either sees `awake == false` (and writes the eventfd, or
+            // leaves a timer for the wake-up at `sleepAim`) or is seen here.
             awake.store(false, ordering: .sequentiallyConsistent)
             if !requests.isEmpty {
                 awake.store(true, ordering: .relaxed)
@@ -308,6 +343,9 @@ final class ManagerThread: @unchecked Sendable {
             }
         }
         if fireTimers || (armedDeadline.map { $0 <= MonotonicClock.nanoseconds } ?? false) {
+            // Timers left for this wake-up (`submit(_:neededBy:)`) are armed first, so
+            // that those whose windows have begun fire with the rest.
+            takeRequests()
             fire(at: MonotonicClock.nanoseconds)
         }
     }
@@ -330,12 +368,22 @@ final class ManagerThread: @unchecked Sendable {
     }
 }
 
-/// The manager thread's start result, handed to the thread that started it.
-// @unchecked Sendable: `value` under `lock`.
+/// The manager thread's start result, handed to the thread that started it, and the
+/// event that thread waits on. Both threads hold it, so it outlives the last post.
+// @unchecked Sendable: `value` under `lock`; `event` is a futex word.
 private final class StartOutcome: @unchecked Sendable {
     let lock = FutexLock()
+    let event = FutexEvent()
     private var value: RuntimeError??
 
     var result: RuntimeError?? { lock.withLock { value } }
-    func set(_ failure: RuntimeError?) { lock.withLock { value = .some(failure) } }
+    func set(_ failure: RuntimeError?) {
+        lock.withLock { value = .some(failure) }
+        event.post()
+    }
+
+    deinit {
+        lock.deallocate()
+        event.deallocate()
+    }
 }

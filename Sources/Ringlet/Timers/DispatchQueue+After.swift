@@ -60,8 +60,13 @@ extension DispatchQueue {
         let delay = deadline > now ? deadline - now : 0
         let level = node.pointee.priority.level
         let pending = PendingNode(node)
-        manager.submit(.oneShot(deadline: deadline, leeway: manager.leewayForAfter(delay: delay, level: level),
-                                wall: wall, action: { [self] in push(pending.node) }))
+        let leeway = manager.leewayForAfter(delay: delay, level: level)
+        let request = ManagerThread.Request.oneShot(deadline: deadline, leeway: leeway, wall: wall,
+                                                    action: { [self] in push(pending.node) })
+        // A wall-clock deadline is converted by the manager: no quiet hand-over for it.
+        if wall { manager.submit(request) } else {
+            manager.submit(request, neededBy: TimerQueue.aim(deadline: deadline, leeway: leeway))
+        }
     }
 }
 

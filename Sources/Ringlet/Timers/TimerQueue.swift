@@ -133,12 +133,21 @@ struct TimerQueue {
     /// the project's VM, none at most 5 ms (3.1 there: an eighth of the leeway), for
     /// 2.2 wake-ups per period instead of 2.1 (`make bench`: 268 context switches
     /// against 240, the floor 240).
-    mutating func nextAim(maximumMargin: UInt64 = 5_000_000) -> UInt64? {
+    mutating func nextAim(maximumMargin: UInt64 = Self.maximumMargin) -> UInt64? {
         dropStale(&byEnd)
         guard let top = byEnd.top else { return nil }
         // A staged timer is aimed at exactly when it is due: its worker keeps the time.
         let margin = entries[top.slot].advance > 0 ? 0 : min(entries[top.slot].leeway / 8, maximumMargin)
         return top.key - min(margin, top.key)
+    }
+
+    static let maximumMargin: UInt64 = 5_000_000
+
+    /// The instant `nextAim` gives a timer of this window when it is the earliest to
+    /// end (a timer that is not staged).
+    static func aim(deadline: UInt64, leeway: UInt64) -> UInt64 {
+        let end = deadline &+ leeway < deadline ? UInt64.max : deadline &+ leeway
+        return end - min(min(leeway / 8, maximumMargin), end)
     }
 
     /// Fires every timer whose window contains `now` (its deadline is at or before
