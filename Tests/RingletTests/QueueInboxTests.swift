@@ -31,6 +31,8 @@ import Testing
                 if after != 0, after == heldPrevious.load(ordering: .acquiring) {
                     waitedAfter.store(after, ordering: .releasing)
                 }
+            case .markingTokenOut:
+                break
             }
         }
     }

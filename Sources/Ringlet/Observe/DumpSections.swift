@@ -69,6 +69,9 @@ extension DispatchQueue {
     /// so "running" queues may hold more than the count says.
     func dumpLine() -> (line: String, oldest: Breadcrumb)? {
         lock.lock()
+        // Nodes left in the inbox for a coming drain count too (any lock holder may
+        // take them in; the drain still decides the wake-up).
+        takeInboxLocked()
         let count = state.fifo.count
         let running = state.running
         if count == 0 && running == 0 {

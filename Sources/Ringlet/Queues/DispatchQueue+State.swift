@@ -36,15 +36,26 @@ extension DispatchQueue {
             return
         }
         if case .joined = inbox.push(node) {
-            // Taken later by the chain's first producer or by the active drainer, who
+            // Taken later by the chain's first producer or by the coming drain, who
             // also resolve the wake-up and any raise. A drainer running now hears at
             // once that something more urgent came (as a locked push would tell it).
-            let raw = node.pointee.priority.rawValue
-            if inbox.hasActiveDrainer, raw > overrideSignal.load(ordering: .relaxed) {
-                overrideSignal.store(raw, ordering: .relaxed)
+            let priority = node.pointee.priority
+            let coming = inbox.coming
+            if let tokenPriority = coming.tokenPriority {
+                // A token waiting at a lower priority is raised now, as a locked push
+                // would, not when its drain starts: that may be late, at the lower
+                // priority. Nothing to tell a drainer: none runs yet.
+                if priority > tokenPriority { takeInboxAndWake() }
+            } else if coming.any, priority.rawValue > overrideSignal.load(ordering: .relaxed) {
+                overrideSignal.store(priority.rawValue, ordering: .relaxed)
             }
             return
         }
+        takeInboxAndWake()
+    }
+
+    /// Takes the inbox into the FIFO and wakes or raises the queue as it needs.
+    private func takeInboxAndWake() {
         lock.lock()
         takeInboxLocked()
         let action = wakeupOrRaiseLocked()
@@ -52,16 +63,23 @@ extension DispatchQueue {
         perform(action)
     }
 
-    /// Moves the nodes waiting in the inbox into the FIFO, in push order; records the
-    /// most urgent of them for `wakeupOrRaiseLocked`. Returns whether any moved.
+    /// Moves the nodes waiting in the inbox into the FIFO, in push order, at most
+    /// `limit` of them (the rest stay in the inbox, for a drainer's later take); records
+    /// the most urgent of them for `wakeupOrRaiseLocked`. Returns whether any moved.
     @discardableResult
-    func takeInboxLocked() -> Bool {
+    func takeInboxLocked(upTo limit: Int = .max) -> Bool {
         var highest = QoSPriority.lowest
-        let moved = inbox.takeAll { node in
-            if node.pointee.priority > highest { highest = node.pointee.priority }
-            state.append(node)
-        }
-        guard moved else { return false }
+        var behindOthers = !state.fifo.isEmpty
+        // The inbox's chain is already linked in push order: the FIFO takes it whole,
+        // and the walk only reads each node (no store into lines the producer's core
+        // may still hold).
+        guard let chain = inbox.takeAll(upTo: limit, { node in
+            let priority = node.pointee.priority
+            if priority > highest { highest = priority }
+            state.noteArrival(node, priority: priority, behindOthers: behindOthers)
+            behindOthers = true
+        }) else { return false }
+        state.fifo.append(chain: chain.first, last: chain.last, count: chain.count)
         if highest > state.inboxPriority { state.inboxPriority = highest }
         pushCount.store(pushCount.load(ordering: .relaxed) &+ 1, ordering: .relaxed)
         return true
@@ -72,9 +90,41 @@ extension DispatchQueue {
     func wakeupOrRaiseLocked() -> WakeAction {
         let arrived = state.inboxPriority
         state.inboxPriority = .lowest
-        let action = wakeupIfNeededLocked()
-        if case .none = action, arrived > .lowest { return raiseLocked(arrived) }
+        var action = wakeupIfNeededLocked()
+        if case .none = action, arrived > .lowest { action = raiseLocked(arrived) }
+        // A serial queue's token is out (now or from before) and no drain runs: the
+        // drain it starts takes the inbox, so producers need not take this lock until
+        // then (QueueInbox, "coming consumer"). Only for a token in a global queue's run
+        // queue, which a worker takes without any other queue's help.
+        if isSerial && state.targetIsRoot && !isMain && state.tokensOutstanding > 0 && state.running == 0 {
+            // Nodes whose producers may have left their raise to a first producer that
+            // then saw the mark (QueueInbox.tokenIsOut): take them in and raise here.
+            if inbox.tokenIsOut(at: state.tokenPriority), inbox.hasNodesAfterTokenMark(), takeInboxLocked() {
+                action = raiseForLateArrivalsLocked(action)
+            }
+        }
         return action
+    }
+
+    /// The nodes just taken in after the token mark are more urgent than the token
+    /// out: the token about to be pushed goes at their priority, or the one out is
+    /// raised (an extra token, as `raiseLocked` decides).
+    private func raiseForLateArrivalsLocked(_ action: WakeAction) -> WakeAction {
+        let arrived = state.inboxPriority
+        state.inboxPriority = .lowest
+        guard arrived > state.tokenPriority else { return action }
+        var decided = action
+        switch action {
+        case .pushToken(_, let embedded):
+            state.tokenPriority = arrived
+            decided = .pushToken(arrived, embedded: embedded)
+        case .none:
+            decided = raiseLocked(arrived)
+        case .raiseTarget:
+            break
+        }
+        inbox.tokenIsOut(at: state.tokenPriority)
+        return decided
     }
 
     /// Decides whether a new token must go to the target. For concurrent queues,
@@ -136,16 +186,53 @@ extension DispatchQueue {
             embeddedToken.initialize(to: WorkNode(next: nil, kind: .queueToken, isBarrier: false, priority: priority,
                                                   block: nil, object: self))
             node = embeddedToken
-        } else if let pooled = RuntimeParts.withPool({
+        } else if PooledTokenHook.allows(self), let pooled = RuntimeParts.withPool({
             $0.tryAllocate(kind: .queueToken, priority: priority, object: self)
         }) {
             node = pooled
         } else {
-            // An extra token (parallelism or a raise) while the pool is full: the
-            // outstanding embedded token still wakes the queue.
-            lock.withLock { state.tokensOutstanding -= 1 }
+            tokenNotPushed()
             return
         }
         target.push(node)
+    }
+
+    /// An extra token (parallelism or a raise) found the pool full and was not pushed.
+    /// While another token is out, that one still wakes the queue. But that one may
+    /// already have drained, and its drain's end saw this token counted: it left the
+    /// queue's items for it and marked it coming (`QueueInbox.tokenIsOut`), so producers
+    /// would leave their nodes for a drain that never starts. With no token left, the
+    /// mark goes and the queue is woken with its embedded token, which is free then.
+    private func tokenNotPushed() {
+        lock.lock()
+        state.tokenTaken()
+        guard state.tokensOutstanding == 0 else {
+            lock.unlock()
+            return
+        }
+        inbox.noTokenOut()
+        takeInboxLocked()
+        let action = wakeupOrRaiseLocked()
+        lock.unlock()
+        perform(action)
+    }
+}
+
+/// Tests only: asked before a token that needs a pool node is allocated; false makes
+/// it go as if the pool were full. Release builds always allow.
+enum PooledTokenHook {
+    #if DEBUG
+    private static let hook = TestHook<DispatchQueue, Bool>()
+
+    static func install(_ body: (@Sendable (DispatchQueue) -> Bool)?) { hook.install(body) }
+    #endif
+
+    @inline(__always)
+    static func allows(_ queue: DispatchQueue) -> Bool {
+        #if DEBUG
+        return hook.call(queue) ?? true
+        #else
+        return true
+        #endif
     }
 }

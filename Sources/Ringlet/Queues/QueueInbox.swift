@@ -13,19 +13,22 @@ import Synchronization
 ///   node waits for the link (`waitForLink`), so nothing is lost or reordered.
 /// - The producer that found the inbox empty ("the first") also stores `head`, and is
 ///   the one that must see the chain taken into the FIFO: it takes the queue's lock and
-///   takes the chain itself, then decides the wake-up — unless a serial queue's drainer
-///   is active (`drainerActive`), which takes the chain before it stops. Producers that
-///   found a node before theirs just link and return: the chain they joined is taken by
-///   the first's walk or by the drainer.
+///   takes the chain itself, then decides the wake-up — unless a consumer is coming
+///   (`consumer`): a serial queue's drainer is active, or the token that starts one is
+///   already out, and that drain takes the chain before it stops. Producers that found
+///   a node before theirs just link and return: the chain they joined is taken by the
+///   first's walk or by the drainer.
 /// - The consumer (any thread holding the queue's lock) takes `head`, walks the chain,
 ///   and ends it with a compare-and-swap of `tail` from the last node it saw to nil; a
 ///   failed swap means a producer got in after it, whose link it then waits for.
 ///
-/// Why "first producer or active drainer" cannot both miss a node: the drainer clears
-/// `drainerActive` and then takes `head`; the first producer stores `head` and then
-/// reads `drainerActive` (all sequentially consistent). Either the producer reads true,
-/// and then its `head` is there when the drainer looks, or it reads false and takes the
-/// chain itself. Both may look; the lock orders them and the second finds nothing.
+/// Why "first producer or coming consumer" cannot both miss a node: only a drain that
+/// is ending clears `consumer`, and then takes `head`; the first producer stores `head`
+/// and then reads `consumer` (all sequentially consistent). Either the producer reads a
+/// consumer, and then its `head` is there when the drain looks, or it reads none and
+/// takes the chain itself. Both may look; the lock orders them and the second finds
+/// nothing. `consumer` is set (under the lock) only by a drain that has started and
+/// will end so, or when a token is out whose drain will (`tokenIsOut`).
 ///
 /// Cost: one exchange and one store per push (two more, and the queue's lock, for the
 /// first of a chain when no drainer is active).
@@ -34,16 +37,21 @@ struct QueueInbox: ~Copyable {
     private let tail = Atomic<WorkNodeRef?>(nil)
     /// The oldest node not yet taken (stored by the first producer of a chain).
     private let head = Atomic<WorkNodeRef?>(nil)
-    /// A serial queue's drainer runs and takes the chain before it stops.
-    private let drainerActive = Atomic<Bool>(false)
+    /// Who takes the chain before it stops: 0 none (the first producer takes it);
+    /// `drainerRunning`; or `tokenOut | priority`, a serial queue's token is out at that
+    /// priority and its drain has not started.
+    private let consumer = Atomic<UInt8>(0)
+    private static let drainerRunning: UInt8 = 0xFF
+    private static let tokenOut: UInt8 = 0x80
 
     init() {}
 
     /// What a push leaves to its caller.
     enum Arrival {
-        /// Behind other nodes, or left to the active drainer: nothing more to do.
+        /// Behind other nodes, or left to the coming drain: nothing more to do (but a
+        /// raise, `DispatchQueue.push`).
         case joined
-        /// First in an empty inbox with no drainer: take the lock, take the chain
+        /// First in an empty inbox with no drain coming: take the lock, take the chain
         /// (`takeAll`) and decide the wake-up.
         case mustTake
     }
@@ -52,7 +60,10 @@ struct QueueInbox: ~Copyable {
     @inline(__always)
     func push(_ node: WorkNodeRef) -> Arrival {
         node.pointee.next = nil
-        let previous = tail.exchange(node, ordering: .acquiringAndReleasing)
+        // Sequentially consistent, like the loads of `consumer` after it: the
+        // argument of `tokenIsOut` needs it (the same instruction as acquire-release
+        // on x86-64 and AArch64).
+        let previous = tail.exchange(node, ordering: .sequentiallyConsistent)
         #if DEBUG
         InboxHook.call(.exchanged(node: UInt(bitPattern: node), previous: UInt(bitPattern: previous)))
         #endif
@@ -61,46 +72,115 @@ struct QueueInbox: ~Copyable {
             return .joined
         }
         head.store(node, ordering: .sequentiallyConsistent)
-        return drainerActive.load(ordering: .sequentiallyConsistent) ? .joined : .mustTake
+        return consumer.load(ordering: .sequentiallyConsistent) != 0 ? .joined : .mustTake
     }
 
     /// Whether no node waits here (a node in flight counts as waiting).
     var isEmpty: Bool { tail.load(ordering: .acquiring) == nil }
 
-    /// Whether a serial queue's drainer will take the chain before it stops.
-    var hasActiveDrainer: Bool { drainerActive.load(ordering: .relaxed) }
+    /// Whether a drain will take the chain before it stops (a drainer runs, or a token
+    /// that starts one is out); and, when only the token is out, its priority: a node
+    /// more urgent than that must raise the queue itself (`DispatchQueue.push`).
+    var coming: (any: Bool, tokenPriority: QoSPriority?) {
+        // Sequentially consistent: pairs with `tokenIsOut`'s store and its look at
+        // `tail` (`hasNodesAfterTokenMark`).
+        let value = consumer.load(ordering: .sequentiallyConsistent)
+        if value == 0 { return (false, nil) }
+        return (true, value == Self.drainerRunning ? nil : QoSPriority(packed: value & ~Self.tokenOut))
+    }
 
     /// The drainer of a serial queue starts (with the queue's lock held): from now on
     /// the first producer of a chain leaves it to this drainer.
-    func drainerStarts() { drainerActive.store(true, ordering: .relaxed) }
+    func drainerStarts() { consumer.store(Self.drainerRunning, ordering: .relaxed) }
+
+    /// With the queue's lock held: a serial queue's token is out at `priority` and
+    /// nothing is coming yet (or the token was raised): the drain it starts takes the
+    /// chain, so producers from now on leave their nodes for it, without the lock.
+    ///
+    /// A producer that joined a chain while `consumer` still said nobody comes left
+    /// its raise to the chain's first producer, which may read this mark later and
+    /// leave the chain to the drain too. So the caller then looks for nodes that
+    /// arrived meanwhile (`hasNodesAfterTokenMark`) and decides their raise itself:
+    /// both sides are sequentially consistent, so either the joiner's push is seen
+    /// here or the joiner reads the mark and raises for itself. Returns whether that
+    /// look is needed: only when there was no mark before (joiners that read an
+    /// earlier mark raised for themselves, against its priority).
+    @discardableResult
+    func tokenIsOut(at priority: QoSPriority) -> Bool {
+        let value = consumer.load(ordering: .relaxed)
+        guard value == 0 || value & Self.tokenOut != 0 && value != Self.drainerRunning else { return false }
+        let marked = Self.tokenOut | priority.rawValue
+        #if DEBUG
+        InboxHook.call(.markingTokenOut)
+        #endif
+        if value != marked { consumer.store(marked, ordering: .sequentiallyConsistent) }
+        return value == 0
+    }
+
+    /// After `tokenIsOut`, with the queue's lock held: whether nodes wait here. When
+    /// the first producer of their chain has swapped itself in but not yet stored
+    /// `head`, waits for that store (a few instructions away), so that `takeAll` finds
+    /// the chain.
+    func hasNodesAfterTokenMark() -> Bool {
+        guard tail.load(ordering: .sequentiallyConsistent) != nil else { return false }
+        var attempts = 0
+        while head.load(ordering: .sequentiallyConsistent) == nil {
+            if attempts < 64 { ThreadControl.spinHint() } else { ThreadControl.yieldProcessor() }
+            attempts += 1
+        }
+        return true
+    }
+
+    /// With the queue's lock held: the token marked out was not pushed after all
+    /// (`DispatchQueue.tokenNotPushed`) and none is left. The caller takes the chain
+    /// right after, as a stopping drainer does. A running drainer's mark stays.
+    func noTokenOut() {
+        let value = consumer.load(ordering: .relaxed)
+        if value & Self.tokenOut != 0 && value != Self.drainerRunning {
+            consumer.store(0, ordering: .sequentiallyConsistent)
+        }
+    }
 
     /// The drainer stops (with the queue's lock held); it takes the chain right after.
-    func drainerStops() { drainerActive.store(false, ordering: .sequentiallyConsistent) }
+    func drainerStops() { consumer.store(0, ordering: .sequentiallyConsistent) }
 
-    /// The consumer, with the queue's lock held: hands every node pushed so far to
-    /// `body`, oldest first. Returns false when there was none.
+    /// The consumer, with the queue's lock held: takes the nodes pushed so far, at most
+    /// `limit` of them, shows each to `body` oldest first, and returns them as the chain
+    /// they already form (linked through `next`, the last one's nil); nil when there was
+    /// none. Nodes past `limit` stay here, in order, for the next take: `head` is the
+    /// consumer's to store while the inbox is not empty, since a producer stores it only
+    /// into an empty one.
     @inline(__always)
-    func takeAll(_ body: (WorkNodeRef) -> Void) -> Bool {
+    func takeAll(upTo limit: Int = .max,
+                 _ body: (WorkNodeRef) -> Void) -> (first: WorkNodeRef, last: WorkNodeRef, count: Int)? {
         // A load first, as draining checks often and mostly finds nothing. It must be
         // sequentially consistent, not relaxed: a stopping drainer's store to
-        // `drainerActive` and this load pair with a first producer's store to `head` and
-        // its load of `drainerActive` (the type's comment). A relaxed load may be
+        // `consumer` and this load pair with a first producer's store to `head` and
+        // its load of `consumer` (the type's comment). A relaxed load may be
         // satisfied before that store on AArch64 (STLR then LDR), so both would miss the
         // chain and the queue would stall for ever; on x86-64 it is a plain load either way.
         guard head.load(ordering: .sequentiallyConsistent) != nil,
-              var node = head.exchange(nil, ordering: .sequentiallyConsistent) else { return false }
+              let first = head.exchange(nil, ordering: .sequentiallyConsistent) else { return nil }
+        var node = first
+        var count = 1
         while true {
             var next = NodeLink.load(node)
             if next == nil {
                 if tail.compareExchange(expected: node, desired: nil, ordering: .acquiringAndReleasing).exchanged {
                     body(node)
-                    return true
+                    return (first, node, count)
                 }
                 // A producer swapped itself in after `node` and has not linked yet.
                 next = Self.waitForLink(node)
             }
             body(node)
+            if count == limit {
+                node.pointee.next = nil
+                head.store(next, ordering: .sequentiallyConsistent)
+                return (first, node, count)
+            }
             node = next.unsafelyUnwrapped
+            count += 1
         }
     }
 
@@ -121,9 +201,9 @@ struct QueueInbox: ~Copyable {
 }
 
 #if DEBUG
-/// A test hook on the inbox's two windows: a producer between its exchange and its
-/// link, and a consumer waiting for such a link. Debug builds only; a test installs a
-/// closure that may block the producer to make the window as long as it likes.
+/// A test hook on the inbox's windows: a producer between its exchange and its link,
+/// a consumer waiting for such a link, and the token mark about to be stored. A test
+/// installs a closure that may hold the thread to make the window as long as it likes.
 enum InboxHook {
     enum Point: Sendable {
         /// A producer swapped `node` in after `previous` (0: the inbox was empty) and
@@ -131,21 +211,14 @@ enum InboxHook {
         case exchanged(node: UInt, previous: UInt)
         /// A consumer found `after` the last linked node while `tail` is further on.
         case waitingForLink(after: UInt)
+        /// The lock holder is about to mark a serial queue's token out.
+        case markingTokenOut
     }
 
-    private static let installed = Atomic<Bool>(false)
-    private static let lock = FutexLock()
-    nonisolated(unsafe) private static var hook: (@Sendable (Point) -> Void)?
+    private static let hook = TestHook<Point, Void>()
 
-    static func install(_ newHook: (@Sendable (Point) -> Void)?) {
-        lock.withLock { hook = newHook }
-        installed.store(newHook != nil, ordering: .releasing)
-    }
+    static func install(_ body: (@Sendable (Point) -> Void)?) { hook.install(body) }
 
-    static func call(_ point: Point) {
-        guard installed.load(ordering: .acquiring) else { return }
-        let current = lock.withLock { hook }
-        current?(point)
-    }
+    static func call(_ point: Point) { _ = hook.call(point) }
 }
 #endif

@@ -79,9 +79,15 @@ struct QueueState {
     /// (1) A node arrives. When it is more urgent than everything before it, it
     /// becomes the override marker: the raise it causes lasts until it has run.
     mutating func append(_ node: WorkNodeRef) {
-        let priority = node.pointee.priority
-        if !fifo.isEmpty && priority > pendingMaxPriority { overrideMarker = node }
+        noteArrival(node, priority: node.pointee.priority, behindOthers: !fifo.isEmpty)
         fifo.append(node)
+    }
+
+    /// (1) for a node that joins the FIFO as part of a chain (`fifo.append(chain:)`):
+    /// `behindOthers` when the FIFO or the chain already holds a node before it.
+    @inline(__always)
+    mutating func noteArrival(_ node: WorkNodeRef, priority: QoSPriority, behindOthers: Bool) {
+        if behindOthers && priority > pendingMaxPriority { overrideMarker = node }
         if node.pointee.isBarrier { barriersPending += 1 }
         if priority > pendingMaxPriority { pendingMaxPriority = priority }
     }

@@ -92,6 +92,18 @@ extension WorkNode {
         }
     }
 
+    /// Moves out the group of a `.block` node (kept in `object`) as the reference the
+    /// node held, without touching its count: the caller owns it and must `release()` it.
+    @inline(__always)
+    mutating func takeBlockGroupReference() -> Unmanaged<DispatchGroup>? {
+        withUnsafeMutablePointer(to: &object) { slot in
+            let raw = UnsafeMutableRawPointer(slot)
+            guard let bits = raw.load(as: UnsafeRawPointer?.self) else { return nil }
+            raw.storeBytes(of: nil, as: UnsafeRawPointer?.self)
+            return Unmanaged<DispatchGroup>.fromOpaque(bits)
+        }
+    }
+
     /// Moves out the group of a `.block` node (kept in `object`).
     @inline(__always)
     mutating func takeBlockGroup() -> DispatchGroup? {
@@ -115,6 +127,14 @@ struct NodeFIFO {
         if let tail { tail.pointee.next = node } else { head = node }
         tail = node
         count += 1
+    }
+
+    /// Appends a chain already linked through `next` from `first` to `last` (whose
+    /// `next` is nil), in O(1): no node is written.
+    mutating func append(chain first: WorkNodeRef, last: WorkNodeRef, count added: Int) {
+        if let tail { tail.pointee.next = first } else { head = first }
+        tail = last
+        count += added
     }
 
     mutating func removeFirst() -> WorkNodeRef? {
