@@ -11,6 +11,36 @@ import Testing
 @testable import Ringlet
 
 @Suite struct AsyncIOTests {
+    /// An awaited read whose done handler runs before `AwaitedOperation.run` gets the
+    /// operation back (a short read can end on another thread that soon) is freed once
+    /// it has ended. It was kept in a cycle with its handler: a leak LeakSanitizer
+    /// reported at a child's exit, which ended chunk-reading children with status 1.
+    @Test func anOperationDoneBeforeItIsHandedBackIsFreed() async {
+        var fds: [Int32] = [-1, -1]
+        #expect(fds.withUnsafeMutableBufferPointer { rl_pipe($0.baseAddress, 0) } == 0)
+        var byte: UInt8 = 7
+        #expect(rl_fd_write(fds[1], &byte, 1) == 1)
+        Glibc.close(fds[1])
+        let fd = fds[0]
+        let channel = DispatchIO(type: .stream, fileDescriptor: fd,
+                                 queue: DispatchQueue(label: "test.async.done-first")) { _ in Glibc.close(fd) }
+        defer { channel.close() }
+        let handlerQueue = DispatchQueue(label: "test.async.done-first.handler")
+        weak var made: IOOperation?
+        let outcome = await AwaitedOperation.run { handler in
+            let finished = DispatchSemaphore(value: 0)
+            let operation = channel.read(offset: 0, length: 1, queue: handlerQueue, endsWhenDrained: false) {
+                handler($0, $1, $2)
+                if $0 { finished.signal() }
+            }
+            #expect(waited(finished), "the read of one byte did not end")
+            made = operation
+            return operation
+        }
+        #expect(outcome.error == 0 && outcome.data.count == 1)
+        #expect(eventually { made == nil }, "the awaited read is still alive after it ended")
+    }
+
     @Test func aWholeReadOfAFileIsItsBytes() async {
         await #expect(processExitsWith: .success) {
             await ConcurrencyChild.run {

@@ -49,9 +49,13 @@ final class AwaitedOperation: @unchecked Sendable {
         }
     }
 
-    /// The operation exists: a cancellation that came before it is sent now.
+    /// The operation exists: a cancellation that came before it is sent now. An
+    /// operation whose done handler already ran (on its queue, before `start`
+    /// returned it here) is not kept: nothing would clear it again, and it holds its
+    /// handler, which holds this — a cycle that outlives both.
     private func started(_ started: IOOperation) {
         let cancelNow = lock.withLock { () -> Bool in
+            guard continuation != nil else { return false }
             operation = started
             return cancelRequested
         }
