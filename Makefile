@@ -51,9 +51,17 @@ run: deps
 
 test: unit unit-epoll import-styles tsan asan soak-short docs embedded sim
 
+# Runs the test command that follows with its output also kept in the named log; when
+# it fails, prints the run's failures again at its end, each with the runtime report a
+# timed-out wait attaches (CI shows only the end of a long log), and fails.
+KEEP_FAILURES = keep() { log=$$1; shift; { "$$@"; echo $$? > $$log.status; } 2>&1 | tee $$log; \
+  [ "$$(cat $$log.status)" = 0 ] && return 0; echo "The failures of this run, again:"; \
+  awk '/recorded an issue|failed after/ { on = 1; print; next } on && /↳/ { print; next } { on = 0 }' $$log \
+  | tail -n 200; return 1; }; keep
+
 unit: deps
 	$(SWIFT) build --build-tests
-	$(SWIFT) test --skip-build
+	@$(KEEP_FAILURES) .build/unit.log $(SWIFT) test --skip-build
 
 # The same suites and the checks program on the epoll backend (the Architecture article,
 # "The epoll backend"): asked for by name, then with io_uring refused by a seccomp filter
@@ -62,10 +70,10 @@ unit: deps
 NO_IO_URING := .build/no-io-uring
 unit-epoll: deps
 	$(SWIFT) build --build-tests
-	RINGLET_BACKEND=epoll $(SWIFT) test --skip-build
+	@$(KEEP_FAILURES) .build/unit-epoll.log env RINGLET_BACKEND=epoll $(SWIFT) test --skip-build
 	RINGLET_BACKEND=epoll $$($(SWIFT) build --show-bin-path)/RingletChecks
 	$(CC) -O1 -Wall -Wextra -Werror -o $(NO_IO_URING) Tests/NoIoUring/no-io-uring.c
-	$(NO_IO_URING) $(SWIFT) test --skip-build
+	@$(KEEP_FAILURES) .build/unit-no-io-uring.log $(NO_IO_URING) $(SWIFT) test --skip-build
 	$(NO_IO_URING) $$($(SWIFT) build --show-bin-path)/RingletChecks
 
 # The client programs of Tests/ImportStyles: one GCD program (Client.swift) built once per
@@ -93,8 +101,8 @@ SANITIZER_REPORTS = for f in $(1)/report.*; do [ -f "$$f" ] || continue; \
 tsan: deps
 	$(SWIFT) build --build-tests --sanitize=thread --scratch-path .build-tsan
 	@rm -rf .build-tsan/reports && mkdir -p .build-tsan/reports
-	TSAN_OPTIONS="halt_on_error=1 log_path=$(CURDIR)/.build-tsan/reports/report" $(SWIFT) test --skip-build \
-	  --sanitize=thread --scratch-path .build-tsan $(if $(TSAN_SKIP),--skip '$(TSAN_SKIP)') \
+	@$(KEEP_FAILURES) .build-tsan/test.log env TSAN_OPTIONS="halt_on_error=1 log_path=$(CURDIR)/.build-tsan/reports/report" \
+	  $(SWIFT) test --skip-build --sanitize=thread --scratch-path .build-tsan $(if $(TSAN_SKIP),--skip '$(TSAN_SKIP)') \
 	  || { $(call SANITIZER_REPORTS,.build-tsan/reports,tsan); exit 1; }
 	@$(call SANITIZER_REPORTS,.build-tsan/reports,tsan)
 
@@ -102,8 +110,8 @@ tsan: deps
 asan: deps
 	$(SWIFT) build --build-tests --sanitize=address --scratch-path .build-asan
 	@rm -rf .build-asan/reports && mkdir -p .build-asan/reports
-	$(ASAN_OPTIONS_TEST) $(SWIFT) test --skip-build --sanitize=address --scratch-path .build-asan \
-	  || { $(call SANITIZER_REPORTS,.build-asan/reports,asan); exit 1; }
+	@$(KEEP_FAILURES) .build-asan/test.log env $(ASAN_OPTIONS_TEST) $(SWIFT) test --skip-build --sanitize=address \
+	  --scratch-path .build-asan || { $(call SANITIZER_REPORTS,.build-asan/reports,asan); exit 1; }
 	@$(call SANITIZER_REPORTS,.build-asan/reports,asan)
 
 # The reliability run (Sources/ringlet/Soak.swift): release build, 10^7 items through every kind

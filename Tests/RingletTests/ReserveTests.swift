@@ -110,14 +110,22 @@ enum ReserveScenarios {
             }
         }
         #expect(eventually { meter.current == 1 })
-        #expect(!eventually(within: 0.1) { meter.current > 1 }, "more reserve workers ran than workers blocked")
+        // Gives a second reserve worker the time to go wrong; the peak covers the window.
+        _ = eventually(within: 0.1) { meter.current > 1 }
         #expect(Runtime.statistics.reserveInUse == 1)
+        // Only the peak while the worker is still blocked counts: once the gates open,
+        // the freed worker, the released one and the reserve finishing the item it took
+        // rightly overlap (CI saw 3). A worker asleep in the kernel on a contended lock
+        // (the recorder's) is covered by one more reserve, and says so in the statistics.
+        let peakWhileBlocked = meter.maximum
+        let covered = Runtime.statistics.workersCoveredInKernel
+        #expect(peakWhileBlocked <= 1 + covered,
+                "\(peakWhileBlocked) default items ran at once with one worker blocked (\(covered) covered in the kernel)")
         gate.open()
         busy.open()
         semaphore.signal()
         #expect(waited(group))
         #expect(bands.values.first == .reserve, "\(bands.values)")
-        #expect(meter.maximum <= 2, "\(meter.maximum) default items ran at once with one worker blocked")
         #expect(eventually { Runtime.statistics.reserveInUse == 0 })
     }
 
