@@ -43,15 +43,6 @@ import Testing
         init(count: Int) { values = [Int](repeating: 0, count: count) }
     }
 
-    /// Runs `body` on a thread of its own (not a pool worker) and returns at once.
-    func onOwnThread(_ body: @escaping @Sendable () -> Void) {
-        do {
-            try ThreadControl.start(stackBytes: 0) { body() }
-        } catch {
-            Issue.record("could not start a thread: \(error)")
-        }
-    }
-
     @Test func aProducerHeldBetweenExchangeAndLinkLosesAndReordersNothing() {
         let window = Window()
         InboxHook.install { window.hook($0) }

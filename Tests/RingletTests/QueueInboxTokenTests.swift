@@ -70,12 +70,12 @@ enum LateArrivalScenario {
         InboxHook.install { steps.hook($0) }
         defer { InboxHook.install(nil) }
         let other = DispatchQueue(label: "test.inbox.late")
-        startThread {
+        onOwnThread {
             steps.markingThread.store(ThreadControl.threadID, ordering: .releasing)
             other.async {}  // F1
         }
         guard steps.firstMarking.pass() else { return }
-        startThread {
+        onOwnThread {
             steps.secondThread.store(ThreadControl.threadID, ordering: .releasing)
             other.async {}  // F2
         }
@@ -86,14 +86,6 @@ enum LateArrivalScenario {
         steps.letSecondGo.open()
         let raised = eventually { other.lock.withLock { other.state.tokenPriority.level == .userInitiated } }
         #expect(raised, "the waiting token was not raised for the push that joined before its mark")
-    }
-
-    static func startThread(_ body: @escaping @Sendable () -> Void) {
-        do {
-            try ThreadControl.start(stackBytes: 0) { body() }
-        } catch {
-            Issue.record("could not start a thread: \(error)")
-        }
     }
 }
 

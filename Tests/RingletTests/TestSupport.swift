@@ -240,6 +240,15 @@ final class Gate: @unchecked Sendable {
 
 // MARK: Ringlet internals tests observe
 
+/// Runs `body` on a thread of its own (not a pool worker) and returns at once.
+func onOwnThread(_ body: @escaping @Sendable () -> Void) {
+    do {
+        try ThreadControl.start(stackBytes: 0) { body() }
+    } catch {
+        Issue.record("could not start a thread: \(error)")
+    }
+}
+
 /// The QoS level the calling thread runs at, as the runtime sees it.
 var currentLevel: QoSLevel { ThreadContext.current.currentPriority.level }
 

@@ -184,30 +184,24 @@ final class ManagerThread: @unchecked Sendable {
 
     /// Hands a request to the manager (any thread). One compare-and-swap; an eventfd
     /// write only when the manager may be asleep.
-    func submit(_ request: Request) {
-        ForkGuard.check("a timer, source or I/O request")
-        requests.push(request)
-        if !awake.exchange(true, ordering: .sequentiallyConsistent) {
-            wakeFD?.signal()
-        }
-    }
-
-    /// Hands over a request that arms a timer the manager must see by `neededBy` (the
-    /// instant it would aim at for that timer, `TimerQueue.aim`): when the manager
-    /// sleeps until no later than that, the request waits for that wake-up instead of
-    /// waking it — a burst of `Task.sleep`s or `asyncAfter`s costs the manager one
-    /// wake-up, not one each (it takes requests before it fires timers).
     ///
-    /// Why it is safe: the manager publishes its sleep's end before it announces the
+    /// `neededBy`, for a request that arms a timer: the instant the manager would aim at
+    /// for that timer (`TimerQueue.aim`). When the manager sleeps until no later than
+    /// that, the request waits for that wake-up instead of waking it — a burst of
+    /// `Task.sleep`s or `asyncAfter`s costs the manager one wake-up, not one each (it
+    /// takes requests before it fires timers).
+    ///
+    /// Why that is safe: the manager publishes its sleep's end before it announces the
     /// sleep (both sequentially consistent), then looks at the requests once more; a
     /// producer pushes, then reads the announcement and the end. Either the manager sees
     /// the request before it sleeps, or the producer sees the announcement and the end
     /// of that very sleep (or of a later one, which began with taking every request).
     /// Every wake-up takes every request, so nothing waits past `neededBy`.
-    func submit(_ request: Request, neededBy: UInt64) {
-        ForkGuard.check("a timer request")
+    func submit(_ request: Request, neededBy: UInt64? = nil) {
+        ForkGuard.check("a timer, source or I/O request")
         requests.push(request)
-        if !awake.load(ordering: .sequentiallyConsistent) && sleepAim.load(ordering: .sequentiallyConsistent) <= neededBy {
+        if let neededBy, !awake.load(ordering: .sequentiallyConsistent),
+           sleepAim.load(ordering: .sequentiallyConsistent) <= neededBy {
             quietSubmissions.wrappingAdd(1, ordering: .relaxed)
             return
         }

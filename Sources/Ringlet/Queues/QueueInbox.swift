@@ -124,10 +124,7 @@ struct QueueInbox: ~Copyable {
     func hasNodesAfterTokenMark() -> Bool {
         guard tail.load(ordering: .sequentiallyConsistent) != nil else { return false }
         var attempts = 0
-        while head.load(ordering: .sequentiallyConsistent) == nil {
-            if attempts < 64 { ThreadControl.spinHint() } else { ThreadControl.yieldProcessor() }
-            attempts += 1
-        }
+        while head.load(ordering: .sequentiallyConsistent) == nil { Self.backOff(&attempts) }
         return true
     }
 
@@ -194,9 +191,15 @@ struct QueueInbox: ~Copyable {
             #if DEBUG
             InboxHook.call(.waitingForLink(after: UInt(bitPattern: node)))
             #endif
-            if attempts < 64 { ThreadControl.spinHint() } else { ThreadControl.yieldProcessor() }
-            attempts += 1
+            backOff(&attempts)
         }
+    }
+
+    /// One round of waiting for a producer a few instructions from its next store: a
+    /// spin hint at first, then the processor given up (the producer may be preempted).
+    private static func backOff(_ attempts: inout Int) {
+        if attempts < 64 { ThreadControl.spinHint() } else { ThreadControl.yieldProcessor() }
+        attempts += 1
     }
 }
 

@@ -124,9 +124,11 @@ final class Scheduler: @unchecked Sendable {
         started.post(wake: Int32.max)
     }
 
+    #if DEBUG
     /// Tests only: runs on each pool thread before its first look at the run queues
-    /// (to hold one back and prove `start()` waits for it).
+    /// (to hold one back and prove `start()` waits for it). Set before the runtime starts.
     nonisolated(unsafe) static var beforeFirstLook: ((Worker) -> Void)?
+    #endif
 
     // MARK: Enqueue and dequeue
 

@@ -75,7 +75,9 @@ final class Worker: @unchecked Sendable {
         ThreadContext.install(context)
         KernelPriority.apply(band: band, configuration: scheduler.configuration)
         scheduler.placement?.apply(band: band)
+        #if DEBUG
         Scheduler.beforeFirstLook?(self)
+        #endif
         while true {
             guard let node = scheduler.nextNode(for: self) else { continue }
             execute(node)

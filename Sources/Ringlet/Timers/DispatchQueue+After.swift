@@ -64,9 +64,7 @@ extension DispatchQueue {
         let request = ManagerThread.Request.oneShot(deadline: deadline, leeway: leeway, wall: wall,
                                                     action: { [self] in push(pending.node) })
         // A wall-clock deadline is converted by the manager: no quiet hand-over for it.
-        if wall { manager.submit(request) } else {
-            manager.submit(request, neededBy: TimerQueue.aim(deadline: deadline, leeway: leeway))
-        }
+        manager.submit(request, neededBy: wall ? nil : TimerQueue.aim(deadline: deadline, leeway: leeway))
     }
 }
 
