@@ -16,6 +16,30 @@ import Testing
         #expect(order.values == Array(0..<5_000))
     }
 
+    /// `async` moves its closure into the item's node: what the closure captures lives
+    /// until the item ran and is freed then — not kept (a leak), not released before
+    /// the item ran or twice (a crash here, or under AddressSanitizer).
+    @Test func aClosuresCapturesLiveUntilTheItemRanAndAreFreedThen() {
+        final class Capture: Sendable {
+            let value: Int
+            init(_ value: Int) { self.value = value }
+        }
+        let queue = DispatchQueue(label: "test.serial.captures")
+        let sum = AtomicCounter()
+        weak var weakCapture: Capture?
+        queue.suspend()
+        do {
+            let capture = Capture(7)
+            weakCapture = capture
+            for _ in 0..<100 { queue.async { sum.increment(by: capture.value) } }
+        }
+        #expect(weakCapture != nil, "the captures of items not yet run were freed")
+        queue.resume()
+        queue.sync {}
+        #expect(sum.value == 700)
+        #expect(eventually { weakCapture == nil }, "the captures outlived their items: a reference was kept")
+    }
+
     @Test func neverRunsTwoItemsAtOnce() {
         let queue = DispatchQueue(label: "test.serial.exclusive")
         let meter = OverlapMeter()

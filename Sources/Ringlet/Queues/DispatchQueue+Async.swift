@@ -7,7 +7,7 @@ extension DispatchQueue {
     /// Cost: one node from the fixed pool plus the closure's context; waits (without
     /// dropping anything) when the pool is full.
     public func async(group: DispatchGroup? = nil, qos: DispatchQoS = .unspecified,
-                      flags: DispatchWorkItemFlags = [], execute work: @escaping @Sendable () -> Void) {
+                      flags: DispatchWorkItemFlags = [], execute work: consuming @escaping @Sendable () -> Void) {
         group?.enter()
         let node = ThreadContext.withCurrent { context in
             let priority = resolvePriority(for: context.propagatedPriority, flags: flags, itemQoS: qos)
@@ -15,9 +15,12 @@ extension DispatchQueue {
             context.traceEnqueued(queueNumber: number, priority)
             return RuntimeParts.withPool { pool in
                 pool.allocate(kind: .block, priority: priority, isBarrier: flags.contains(.barrier) && !isRoot,
-                              block: work, group: group, context: context)
+                              block: nil, group: group, context: context)
             }
         }
+        // Moved in here, outside the closures above: a closure may only copy what it
+        // captures, and the copy costs a retain here and a release in the caller.
+        node.pointee.block = consume work
         push(node)
     }
 

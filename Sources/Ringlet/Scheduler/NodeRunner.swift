@@ -18,7 +18,7 @@ enum NodeRunner {
             // Move the closure and group out: no reference-count traffic.
             let block = node.pointee.takeBlock()!
             let group = node.pointee.takeBlockGroup()
-            release(node, context)
+            RuntimeParts.withPool { $0.releaseTaken(node, context: context) }
             let runsOn = owner(queue, priority, root)
             let saved = context.enter(runsOn, at: priority, crumb: crumb)
             context.traceStarted(.block, runsOn, priority)

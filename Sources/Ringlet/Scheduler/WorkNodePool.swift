@@ -103,6 +103,23 @@ final class WorkNodePool: @unchecked Sendable {
     @inline(__always)
     func release(_ node: WorkNodeRef, context: ThreadContext) {
         node.deinitialize(count: 1)
+        keep(node, context: context)
+    }
+
+    /// Keeps a node whose references were all moved out (`takeBlock`, `takeObject`) in
+    /// the calling thread's cache, without destroying its contents: what is left is
+    /// plain bytes, and the destroy would only release two nils (two calls per item
+    /// on the drain path).
+    @inline(__always)
+    func releaseTaken(_ node: WorkNodeRef, context: ThreadContext) {
+        assert(node.pointee.block == nil && node.pointee.object == nil, "releaseTaken: the node still holds a reference")
+        keep(node, context: context)
+    }
+
+    /// Puts a node whose contents are destroyed (or were only plain bytes) in the
+    /// calling thread's cache.
+    @inline(__always)
+    private func keep(_ node: WorkNodeRef, context: ThreadContext) {
         node.pointee.next = context.nodeCache  // raw link; the node is uninitialised memory
         context.nodeCache = node
         context.nodeCacheCount += 1
