@@ -32,6 +32,8 @@ backgroundSchedIdle = true
 
 # Pools and scheduling
 workNodes = derived
+# malloc arenas at most (the C library's; each keeps a page or more resident; 0: the C library's own limit)
+mallocArenas = derived
 drainBatch = 64
 spinMicroseconds = 5
 deadlockGraceMilliseconds = 2000

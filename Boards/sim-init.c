@@ -50,10 +50,13 @@ static long proc_kilobytes(pid_t pid, const char *file_name, const char *key) {
 /// Where a process's resident memory sits, from /proc/<pid>/smaps: the program's own
 /// file (its code and read-only data, and its writable data), the heap, the main
 /// thread's stack, and anonymous mappings (thread stacks, the runtime's pools, malloc
-/// arenas), the largest of which are listed with their size.
+/// arenas), grouped by their size: mappings of one size are mostly of one kind (every
+/// pool thread's stack has the same size), so the groups say what the memory is for.
+enum { size_groups = 8 };
 struct rss_map {
     long binary_code, binary_data, heap, stack, anonymous, anonymous_count;
-    long largest_rss[4], largest_size[4];
+    long group_size[size_groups], group_count[size_groups], group_rss[size_groups];
+    int groups;
 };
 
 /// Fills `map` from /proc/<pid>/smaps; 0 on success, -1 when it cannot be read.
@@ -89,13 +92,14 @@ static int rss_by_mapping(pid_t pid, const char *program, struct rss_map *map) {
             if (kilobytes == 0) break;
             map->anonymous += kilobytes;
             map->anonymous_count += 1;
-            for (int i = 0; i < 4; i++) {
-                if (kilobytes <= map->largest_rss[i]) continue;
-                memmove(&map->largest_rss[i + 1], &map->largest_rss[i], (3 - i) * sizeof(long));
-                memmove(&map->largest_size[i + 1], &map->largest_size[i], (3 - i) * sizeof(long));
-                map->largest_rss[i] = kilobytes;
-                map->largest_size[i] = (long)((end - start) / 1024);
-                break;
+            {
+                long size = (long)((end - start) / 1024);
+                int i = 0;
+                while (i < map->groups && map->group_size[i] != size) i++;
+                if (i == map->groups && map->groups < size_groups) map->group_size[map->groups++] = size;
+                if (i == size_groups) map->group_size[i = size_groups - 1] = -1;  // the rest: "other sizes"
+                map->group_count[i] += 1;
+                map->group_rss[i] += kilobytes;
             }
             break;
         default: break;  // vdso, vvar: the kernel's, not the program's
@@ -179,10 +183,12 @@ static int run(const char *path, int watch_memory) {
                usage.ru_maxrss > highest ? usage.ru_maxrss : highest, idle);
     if (watch_memory && mapped) {
         printf("sim: %s idle RSS by mapping: binary %ld kB code + %ld kB data, heap %ld kB, main stack %ld kB, "
-               "%ld anonymous mappings %ld kB (largest:", path + 1, map.binary_code, map.binary_data, map.heap,
+               "%ld anonymous mappings %ld kB (by size:", path + 1, map.binary_code, map.binary_data, map.heap,
                map.stack, map.anonymous_count, map.anonymous);
-        for (int i = 0; i < 4 && map.largest_rss[i] > 0; i++)
-            printf(" %ld of %ld kB", map.largest_rss[i], map.largest_size[i]);
+        for (int i = 0; i < map.groups; i++) {
+            if (map.group_size[i] < 0) printf(", %ld of other sizes: %ld kB", map.group_count[i], map.group_rss[i]);
+            else printf("%s %ld of %ld kB: %ld kB", i ? "," : "", map.group_count[i], map.group_size[i], map.group_rss[i]);
+        }
         printf("); libraries and the rest %ld kB\n",
                idle - map.binary_code - map.binary_data - map.heap - map.stack - map.anonymous);
     }

@@ -30,6 +30,8 @@ backgroundSchedIdle = true
 
 # Pools and scheduling
 workNodes = 16384
+# malloc arenas at most (the C library's; each keeps a page or more resident; 0: the C library's own limit)
+mallocArenas = 1
 drainBatch = 64
 spinMicroseconds = 5
 deadlockGraceMilliseconds = 2000

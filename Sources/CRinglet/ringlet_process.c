@@ -4,6 +4,9 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#if defined(__GLIBC__)
+#include <malloc.h>
+#endif
 #include <stdio.h>
 #include <string.h>
 #include <pthread.h>
@@ -57,6 +60,15 @@ void rl_join(char *out, unsigned long capacity, const char *a, const char *b, co
 }
 
 void *rl_reserve_memory(unsigned long long bytes) { return malloc((size_t)bytes); }
+
+int rl_malloc_arena_max(int arenas) {
+#if defined(__GLIBC__) && defined(M_ARENA_MAX)
+    return arenas > 0 && mallopt(M_ARENA_MAX, arenas) == 1;
+#else
+    (void)arenas;
+    return 0;
+#endif
+}
 
 long long rl_address_space_limit(void) {
     struct rlimit limit;

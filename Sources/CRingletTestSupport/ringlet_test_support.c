@@ -4,7 +4,9 @@
 #include <errno.h>
 #include <dirent.h>
 #include <sched.h>
+#include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <fcntl.h>
 #include <malloc.h>
 #include <stdlib.h>
@@ -215,3 +217,20 @@ int rl_test_thread_ids(int *ids, int capacity) {
 }
 
 unsigned long long rl_test_heap_block_bytes(void *block) { return malloc_usable_size(block); }
+
+int rl_test_malloc_arenas(void) {
+#if defined(__GLIBC__)
+    char *text = NULL;
+    size_t size = 0;
+    FILE *stream = open_memstream(&text, &size);
+    if (!stream) return -1;
+    int failed = malloc_info(0, stream) != 0;
+    fclose(stream);
+    int count = 0;
+    for (const char *at = text; !failed && at && (at = strstr(at, "<heap nr=")) != NULL; at++) count++;
+    free(text);
+    return failed ? -1 : count;
+#else
+    return -1;
+#endif
+}

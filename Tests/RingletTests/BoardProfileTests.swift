@@ -115,6 +115,16 @@ func profileError(_ lines: [String], machine: MachineFacts = testMachine) -> Boa
         #expect(empty.configuration == RuntimeConfiguration.derived(cores: 4, memoryMegabytes: 2048))
     }
 
+    /// `mallocArenas` follows `cores` when the file leaves it out or says `derived`.
+    @Test func mallocArenasFollowTheCores() throws {
+        let absent = try BoardProfile.parse("cores = 3\n", file: "test.profile", machine: testMachine)
+        #expect(absent.configuration.mallocArenas == 3)
+        let derived = try BoardProfile.parse("cores = 2\nmallocArenas = derived\n", file: "test.profile", machine: testMachine)
+        #expect(derived.configuration.mallocArenas == 2 && derived.origin(of: .mallocArenas) == .derived(line: 2))
+        let set = try BoardProfile.parse("cores = 2\nmallocArenas = 0\n", file: "test.profile", machine: testMachine)
+        #expect(set.configuration.mallocArenas == 0 && set.value(of: .mallocArenas) == "0")
+    }
+
     @Test func valuesMayHaveUnderscoresCommentsAndCarriageReturns() throws {
         let text = "workNodes = 65_536   # a trailing comment\r\nbackgroundSchedIdle = false\r\n\tcores=2\r\n"
         let profile = try BoardProfile.parse(text, file: "test.profile", machine: testMachine)
@@ -165,6 +175,7 @@ func profileError(_ lines: [String], machine: MachineFacts = testMachine) -> Boa
             (["memoryMegabytes = 8"], 1, "memoryMegabytes", "must be 16"),
             (["ioChunkBytes = 1048576", "ioBufferBytes = 524288"], 2, "ioBufferBytes", "at least one chunk"),
             (["workNodes = -5"], 1, "workNodes", "got -5"),
+            (["mallocArenas = 1025"], 1, "mallocArenas", "must be 0...1024 (got 1025)"),
         ]
         for (lines, line, key, reason) in cases {
             let error = try #require(profileError(lines), "\(lines) was accepted")

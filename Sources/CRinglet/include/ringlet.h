@@ -206,6 +206,9 @@ int rl_environment_trace(void);
 void *rl_reserve_memory(unsigned long long bytes);
 /// The address-space limit (RLIMIT_AS) in bytes, or -1 when unlimited.
 long long rl_address_space_limit(void);
+/// Caps the C library's malloc arenas at `arenas` (glibc's mallopt M_ARENA_MAX; 0
+/// leaves its default). Returns 1 when set, 0 when the C library has no such setting.
+int rl_malloc_arena_max(int arenas);
 
 // MARK: fork(2)
 

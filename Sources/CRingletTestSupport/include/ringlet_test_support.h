@@ -80,6 +80,10 @@ const char *rl_test_environment(const char *name);
 /// The usable size of a heap block (malloc_usable_size(3)): what an object really costs.
 unsigned long long rl_test_heap_block_bytes(void *block);
 
+/// How many malloc arenas the C library has made (the heaps glibc's malloc_info(3)
+/// lists); -1 where it cannot say.
+int rl_test_malloc_arenas(void);
+
 #ifdef __cplusplus
 }
 #endif

@@ -110,6 +110,7 @@ extension BoardProfileParser {
         case .ioBufferBytes: p.configuration.ioBufferBytes = n
         case .sources: p.configuration.sources = n
         case .traceEvents: p.configuration.traceEvents = n
+        case .mallocArenas: p.configuration.mallocArenas = n
         default: ringletBug("profile key '\(key.name)' parsed as an integer")
         }
     }

@@ -112,7 +112,8 @@ struct BoardProfileParser {
             if key.acceptsDerived { return .derived }
             throw error(.wrongType, line, key.name, "does not accept 'derived' (only cores, lowQoSWorkers, coreCapacities, "
                 + "memoryMegabytes, memoryBudgetBytes, pageBytes, crossTarget, qemuMemory, workNodes and sources "
-                + "from the memory budget, and qemuMachine and qemuKernel from crossTarget, come from the machine)")
+                + "from the memory budget, mallocArenas from cores, and qemuMachine and qemuKernel from crossTarget, "
+                + "come from the machine)")
         }
         switch key.kind {
         case .integer:

@@ -110,6 +110,7 @@ public struct BoardProfile: Sendable {
             return RuntimeConfiguration.dumpSignals.first { $0.number == c.dumpSignal }?.name ?? "off"
         case .trace: return c.trace ?? "off"
         case .traceEvents: return "\(c.traceEvents)"
+        case .mallocArenas: return "\(c.mallocArenas)"
         }
     }
 

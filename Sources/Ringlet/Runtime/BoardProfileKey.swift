@@ -14,7 +14,7 @@ public enum BoardProfileKey: Int, CaseIterable, Sendable {
     case ringEntries
     case backgroundLeewayPercent, backgroundLeewayMaxMilliseconds, utilityLeewayPercent
     case utilityLeewayMaxMilliseconds, ioQueueDepth, ioChunkBytes, ioRequests, ioBufferBytes, sources, backend
-    case swiftConcurrency, dumpSignal, trace, traceEvents
+    case swiftConcurrency, dumpSignal, trace, traceEvents, mallocArenas
 
     /// What a key's value is written as.
     public enum Kind: Sendable {
@@ -70,6 +70,7 @@ public enum BoardProfileKey: Int, CaseIterable, Sendable {
         case .dumpSignal: return "dumpSignal"
         case .trace: return "trace"
         case .traceEvents: return "traceEvents"
+        case .mallocArenas: return "mallocArenas"
         }
     }
 
@@ -86,12 +87,13 @@ public enum BoardProfileKey: Int, CaseIterable, Sendable {
 
     /// Keys whose default comes from the machine also accept the value `derived`,
     /// which says so explicitly (the `generic` profile uses it). `workNodes` and
-    /// `sources` follow the memory budget (`RuntimeConfiguration.derivedWorkNodes`);
+    /// `sources` follow the memory budget (`RuntimeConfiguration.derivedWorkNodes`),
+    /// `mallocArenas` follows `cores`;
     /// `qemuMachine` and `qemuKernel` follow `crossTarget`'s architecture.
     public var acceptsDerived: Bool {
         switch self {
         case .cores, .lowQoSWorkers, .coreCapacities, .memoryMegabytes, .memoryBudgetBytes, .pageBytes, .crossTarget,
-             .qemuMachine, .qemuMemory, .qemuKernel, .workNodes, .sources:
+             .qemuMachine, .qemuMemory, .qemuKernel, .workNodes, .sources, .mallocArenas:
             return true
         default:
             return false

@@ -34,6 +34,8 @@ backgroundSchedIdle = true
 
 # Pools and scheduling
 workNodes = 65536
+# malloc arenas at most (the C library's; each keeps a page or more resident; 0: the C library's own limit)
+mallocArenas = 1
 drainBatch = 64
 spinMicroseconds = 5
 deadlockGraceMilliseconds = 2000
@@ -97,6 +99,8 @@ backgroundSchedIdle = true
 
 # Pools and scheduling
 workNodes = 131072
+# malloc arenas at most (the C library's; each keeps a page or more resident; 0: the C library's own limit)
+mallocArenas = 4
 drainBatch = 64
 spinMicroseconds = 5
 deadlockGraceMilliseconds = 2000
@@ -161,6 +165,8 @@ backgroundSchedIdle = true
 
 # Pools and scheduling
 workNodes = 131072
+# malloc arenas at most (the C library's; each keeps a page or more resident; 0: the C library's own limit)
+mallocArenas = 4
 drainBatch = 64
 spinMicroseconds = 5
 deadlockGraceMilliseconds = 2000
@@ -225,6 +231,8 @@ backgroundSchedIdle = true
 
 # Pools and scheduling
 workNodes = 131072
+# malloc arenas at most (the C library's; each keeps a page or more resident; 0: the C library's own limit)
+mallocArenas = 4
 drainBatch = 64
 spinMicroseconds = 5
 deadlockGraceMilliseconds = 2000

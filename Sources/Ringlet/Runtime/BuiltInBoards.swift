@@ -49,6 +49,8 @@ backgroundSchedIdle = true
 
 # Pools and scheduling
 workNodes = 131072
+# malloc arenas at most (the C library's; each keeps a page or more resident; 0: the C library's own limit)
+mallocArenas = 8
 drainBatch = 64
 spinMicroseconds = 5
 deadlockGraceMilliseconds = 2000
@@ -113,6 +115,8 @@ backgroundSchedIdle = true
 
 # Pools and scheduling
 workNodes = 16384
+# malloc arenas at most (the C library's; each keeps a page or more resident; 0: the C library's own limit)
+mallocArenas = 1
 drainBatch = 64
 spinMicroseconds = 5
 deadlockGraceMilliseconds = 2000
@@ -176,6 +180,8 @@ backgroundSchedIdle = true
 
 # Pools and scheduling
 workNodes = 262144
+# malloc arenas at most (the C library's; each keeps a page or more resident; 0: the C library's own limit)
+mallocArenas = 8
 drainBatch = 64
 spinMicroseconds = 5
 deadlockGraceMilliseconds = 2000
@@ -242,6 +248,8 @@ backgroundSchedIdle = true
 
 # Pools and scheduling
 workNodes = derived
+# malloc arenas at most (the C library's; each keeps a page or more resident; 0: the C library's own limit)
+mallocArenas = derived
 drainBatch = 64
 spinMicroseconds = 5
 deadlockGraceMilliseconds = 2000

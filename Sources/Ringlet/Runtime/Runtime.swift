@@ -83,6 +83,8 @@ public final class Runtime: @unchecked Sendable {
     fileprivate static func make(_ configuration: RuntimeConfiguration,
                                  profile: BoardProfile?) throws(RuntimeError) -> Runtime {
         ForkGuard.install()
+        // Before any pool thread exists: each would make a malloc arena of its own.
+        Memory.limitMallocArenas(configuration.mallocArenas)
         let request = try BackendRequest.resolve(configuration)
         Runtime.startTraceIfAsked(configuration)
         let runtime = try Runtime(configuration: configuration, profile: profile, backend: request)

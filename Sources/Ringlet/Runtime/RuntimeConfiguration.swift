@@ -132,6 +132,16 @@ public struct RuntimeConfiguration: Sendable, Equatable {
     /// `trace`, stored so that the synthesized `==` compares it byte by byte: String's
     /// own `==` needs Unicode normalization tables, which Embedded Swift builds lack.
     private var traceFile: TraceFileName?
+    /// Most malloc arenas the C library may make (`mallocArenas`, 0...1024; default one
+    /// per core; 0 leaves the C library's own limit). glibc gives a thread that first
+    /// allocates or frees an arena of its own until there are 8 per core, and each
+    /// arena keeps at least a page resident: with every pool thread allocating (its
+    /// context at start, the closures it frees), that is a page per thread — 13 × 16 KiB
+    /// on a Pi 5's 16 KiB pages. Set once at start (glibc's `mallopt(M_ARENA_MAX)`),
+    /// before the pool's threads exist; a thread past the cap shares an arena. It
+    /// changes nothing where the C library has no such setting, and nothing for
+    /// arenas made before the runtime started.
+    public var mallocArenas: Int
     /// Events each thread's trace ring holds (`traceEvents`, 16...16777216, rounded up
     /// to a power of two; 32 bytes each): when a ring is full its oldest events are
     /// overwritten and the file says how many were dropped. Memory only while tracing.
@@ -150,7 +160,7 @@ public struct RuntimeConfiguration: Sendable, Equatable {
                 utilityLeewayPercent: Int = 5, utilityLeewayMaxMilliseconds: Int = 250,
                 ioQueueDepth: Int = 64, ioChunkBytes: Int = 256 * 1024, ioRequests: Int = 256,
                 ioBufferBytes: Int = 16 << 20, sources: Int = 16_384, backend: BackendChoice = .auto,
-                swiftConcurrency: Bool = true) {
+                swiftConcurrency: Bool = true, mallocArenas: Int? = nil) {
         self.cores = cores
         self.workersPerCore = workersPerCore
         self.reservePerCore = reservePerCore
@@ -175,6 +185,7 @@ public struct RuntimeConfiguration: Sendable, Equatable {
         self.sources = sources
         self.backend = backend
         self.swiftConcurrency = swiftConcurrency
+        self.mallocArenas = mallocArenas ?? cores
     }
 
     /// The timer leeway policy these keys describe.
@@ -242,6 +253,7 @@ public struct RuntimeConfiguration: Sendable, Equatable {
         try Self.check(ioRequests, 8, 65536, "ioRequests")
         try Self.check(ioBufferBytes, 65536, 1 << 30, "ioBufferBytes")
         try Self.check(sources, 1, 1 << 20, "sources")
+        try Self.check(mallocArenas, 0, 1024, "mallocArenas")
         if ioBufferBytes < ioChunkBytes {
             throw Self.invalid("ioBufferBytes", "must hold at least one chunk: 'ioChunkBytes' is \(ioChunkBytes) "
                 + "(got \(ioBufferBytes))")
