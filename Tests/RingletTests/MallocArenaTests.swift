@@ -9,21 +9,16 @@ import CRingletTestSupport
 import Testing
 @testable import Ringlet
 
-/// Starts a 2-core pool (4 workers, 2 reserve, the manager) with `arenas` as the cap,
-/// runs one item on each worker at once, each allocating and freeing, and returns the
-/// arenas made meanwhile.
+/// Starts a 2-core pool (4 workers, 2 reserve, the manager: each allocates its context
+/// at start) with `arenas` as the cap, runs items that allocate and free on a
+/// concurrent queue, and returns the arenas made meanwhile.
 private func arenasMadeByThePool(cap arenas: Int) -> Int {
     let before = Int(rl_test_malloc_arenas())
     startRuntime(RuntimeConfiguration(cores: 2, workersPerCore: 2, reservePerCore: 1, mallocArenas: arenas))
-    let workers = Runtime.statistics.workers
-    let started = AtomicCounter()
     let group = DispatchGroup()
     let queue = DispatchQueue(label: "test.arenas", attributes: .concurrent)
-    for _ in 0..<workers {
+    for _ in 0..<64 {
         queue.async(group: group) {
-            started.increment()
-            // Every worker holds its item until all of them run one: one item each.
-            _ = eventually { started.value == workers }
             let boxes = (0..<64).map { UncheckedBox($0) }
             withExtendedLifetime(boxes) {}
         }

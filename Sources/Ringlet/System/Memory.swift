@@ -20,10 +20,9 @@ enum Memory {
     /// The address-space limit (RLIMIT_AS) in bytes, or -1 when unlimited.
     static var addressSpaceLimit: Int { Int(rl_address_space_limit()) }
 
-    /// Caps the C library's malloc arenas (`mallocArenas`; 0 leaves its default).
-    /// Whether the cap was set: false for 0 and where the C library has no such setting.
-    @discardableResult
-    static func limitMallocArenas(_ arenas: Int) -> Bool { rl_malloc_arena_max(Int32(arenas)) == 1 }
+    /// Caps the C library's malloc arenas (`mallocArenas`; 0 leaves its default; no
+    /// effect where the C library has no such setting).
+    static func limitMallocArenas(_ arenas: Int) { _ = rl_malloc_arena_max(Int32(arenas)) }
 }
 
 /// Counters written by one thread and read by any: the owner adds with relaxed
