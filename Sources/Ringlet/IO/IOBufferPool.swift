@@ -35,6 +35,8 @@ final class IOBufferPool: @unchecked Sendable {
     var heldBytes: Int { held.load(ordering: .relaxed) }
     /// The most bytes held at once since start.
     var peakHeldBytes: Int { peak.load(ordering: .relaxed) }
+    /// True while a read waits for budget (statistics and tests).
+    var waitsForBudget: Bool { waiting.load(ordering: .relaxed) }
 
     /// Reserves `bytes` of the budget (manager only). False when it would exceed the
     /// budget: the caller's read waits until a release wakes the manager.
