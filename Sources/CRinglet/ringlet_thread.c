@@ -88,6 +88,12 @@ int rl_thread_start(rl_thread_entry entry, void *context, unsigned long long sta
     pthread_attr_init(&attr);
     pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
     if (stack_bytes > 0) {
+        // The C library refuses a stack below its minimum with EINVAL, and the minimum
+        // is per architecture: 16 KiB on x86-64 glibc, 128 KiB on aarch64 (64 KiB pages
+        // are possible there). A smaller request gets the minimum: only the touched
+        // pages of a stack are memory, so this costs address space, not RSS.
+        long minimum = sysconf(_SC_THREAD_STACK_MIN);
+        if (minimum > 0 && stack_bytes < (unsigned long long)minimum) stack_bytes = (unsigned long long)minimum;
         int r = pthread_attr_setstacksize(&attr, (size_t)stack_bytes);
         if (r != 0) { pthread_attr_destroy(&attr); free(args); return -r; }
     }

@@ -104,7 +104,8 @@ int rl_sleep_until_monotonic_ns(unsigned long long deadline_ns);
 void rl_thread_yield(void);
 typedef void (*rl_thread_entry)(void *context);
 /// Starts a detached thread running `entry(context)` with a stack of `stack_bytes`
-/// (0: the system default), with asynchronous signals blocked. Returns 0 or -errno
+/// (0: the system default; less than the C library's minimum, 128 KiB on aarch64
+/// glibc: that minimum), with asynchronous signals blocked. Returns 0 or -errno
 /// (pthread_create(3)).
 int rl_thread_start(rl_thread_entry entry, void *context, unsigned long long stack_bytes);
 /// Blocks SIGPIPE in the calling thread (the manager, which issues DispatchIO's
