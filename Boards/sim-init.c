@@ -57,7 +57,27 @@ struct rss_map {
     long binary_code, binary_data, heap, stack, anonymous, anonymous_count;
     long group_size[size_groups], group_count[size_groups], group_rss[size_groups];
     int groups;
+    /// Which pages of the binary's read-only mappings (code and constants) are resident
+    /// ('#') or not ('.'): for each mapping its file offset, ':', one character per page.
+    char code_pages[4096];
 };
+
+/// Fills `out` with one character per page of [start, end): '#' when the page is
+/// present in the page tables of `pid` (/proc/<pid>/pagemap, bit 63), else '.'.
+static void resident_pages(pid_t pid, unsigned long start, unsigned long end, char *out, size_t size) {
+    char path[64];
+    snprintf(path, sizeof path, "/proc/%d/pagemap", (int)pid);
+    int fd = open(path, O_RDONLY);
+    size_t count = 0;
+    long page = sysconf(_SC_PAGESIZE);
+    for (unsigned long address = start; fd >= 0 && address < end && count + 1 < size; address += page) {
+        unsigned long long entry = 0;
+        if (pread(fd, &entry, sizeof entry, (off_t)(address / page * sizeof entry)) != sizeof entry) break;
+        out[count++] = (entry >> 63) & 1 ? '#' : '.';
+    }
+    out[count] = 0;
+    if (fd >= 0) close(fd);
+}
 
 /// Fills `map` from /proc/<pid>/smaps; 0 on success, -1 when it cannot be read.
 static int rss_by_mapping(pid_t pid, const char *program, struct rss_map *map) {
@@ -71,14 +91,21 @@ static int rss_by_mapping(pid_t pid, const char *program, struct rss_map *map) {
     unsigned long start = 0, end = 0;
     while (fgets(line, sizeof line, file)) {
         char perms[8] = "", name[256] = "";
-        unsigned long s, e;
-        if (sscanf(line, "%lx-%lx %7s %*s %*s %*s %255s", &s, &e, perms, name) >= 3 && strchr(line, '-') < strchr(line, ' ')) {
+        unsigned long s, e, offset = 0;
+        if (sscanf(line, "%lx-%lx %7s %lx %*s %*s %255s", &s, &e, perms, &offset, name) >= 3 && strchr(line, '-') < strchr(line, ' ')) {
             start = s; end = e;
             if (strcmp(name, program) == 0) kind = perms[1] == 'w' ? data : code;
             else if (strcmp(name, "[heap]") == 0) kind = heap;
             else if (strcmp(name, "[stack]") == 0) kind = stack;
             else if (name[0] == 0) kind = anonymous;
             else kind = other;
+            if (kind == code) {
+                size_t used = strlen(map->code_pages);
+                if (used + 32 < sizeof map->code_pages) {
+                    used += snprintf(map->code_pages + used, sizeof map->code_pages - used, "%s%#lx:", used ? " " : "", offset);
+                    resident_pages(pid, start, end, map->code_pages + used, sizeof map->code_pages - used);
+                }
+            }
             continue;
         }
         long kilobytes;
@@ -193,6 +220,8 @@ static int run_as(const char *path, const char *label, char *extra, int watch_me
         }
         printf("); libraries and the rest %ld kB\n",
                idle - map.binary_code - map.binary_data - map.heap - map.stack - map.anonymous);
+        printf("sim: %s idle resident pages of the binary's read-only mappings (offset:pages, # resident): %s\n", label,
+               map.code_pages);
     }
     return code;
 }
@@ -239,6 +268,17 @@ int main(void) {
     mount_pseudo("proc", "/proc");
     mount_pseudo("sysfs", "/sys");
     report_machine();
+    // SIM_FAULT_AROUND (make sim SIM_FAULT_AROUND=4096): how much the kernel maps
+    // around a faulting page of a file (debugfs), so that the resident pages reported
+    // below are the ones the program touched.
+    const char *fault_around = getenv("SIM_FAULT_AROUND");
+    if (fault_around) {
+        mount_pseudo("debugfs", "/sys/kernel/debug");
+        FILE *knob = fopen("/sys/kernel/debug/fault_around_bytes", "w");
+        int set = knob && fprintf(knob, "%s\n", fault_around) > 0;
+        if (knob && fclose(knob) != 0) set = 0;
+        printf("sim: fault_around_bytes %s%s\n", fault_around, set ? "" : " could not be set (no debugfs?)");
+    }
     run("/ringlet-checks", 0);
     run("/ringlet-demo", 1);
     run("/ringlet-demo-dynamic", 1);  // the dynamically linked build, on /lib's glibc
