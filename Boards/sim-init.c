@@ -285,6 +285,7 @@ int main(void) {
     // As where io_uring is refused (a container's seccomp profile, io_uring_disabled):
     // the epoll backend and its I/O helper threads, whose small stacks the aarch64 C
     // library once refused, so that the runtime did not start there at all.
+    run_as("/ringlet-checks", "ringlet-checks on epoll", "RINGLET_BACKEND=epoll", 0);
     run_as("/ringlet-demo", "ringlet-demo on epoll", "RINGLET_BACKEND=epoll", 0);
     printf("sim: powering off\n");
     fflush(stdout);
