@@ -340,12 +340,13 @@ sizes: cross
 # package; SIM_KERNEL=<package> overrides it) and an initramfs whose /init
 # (Boards/sim-init.c) runs the static-pie checks, then the demo twice (static-pie and
 # dynamic), then the checks and the static-pie demo again on the epoll backend
-# (RINGLET_BACKEND=epoll, as where io_uring is refused), then powers off. A big.LITTLE profile (unequal coreCapacities) boots with a
-# device tree dumped from qemu whose cpu nodes carry those capacities as
-# capacity-dmips-mhz, so that the kernel reports them in cpu_capacity and the runtime
-# detects the board itself; generic is detected too; every other board is named with
-# RINGLET_BOARD. The checks are told which board to expect. Fails when the checks'
-# summary line is missing or reports a failure, or a program exits non-zero.
+# (RINGLET_BACKEND=epoll, as where io_uring is refused), then powers off. A big.LITTLE
+# profile (unequal coreCapacities) boots with a device tree dumped from qemu whose cpu
+# nodes carry those capacities as capacity-dmips-mhz, so that the kernel reports them in
+# cpu_capacity and the runtime detects the board itself; generic is detected too; every
+# other board is named with RINGLET_BOARD. The checks are told which board to expect.
+# Fails when the checks' summary line is missing or reports a failure, or a program exits
+# non-zero.
 # Downloads are cached in .cache/sim (ignored), one folder per kernel package.
 SIM_DIR       := .cache/sim
 SIM_TIMEOUT   ?= 900
