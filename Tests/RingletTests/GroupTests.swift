@@ -114,10 +114,11 @@ import Testing
         #expect(first.wait(timeout: .now()) == .success && second.wait(timeout: .now()) == .success)
     }
 
-    /// The drain holds the group references of a run's nodes and releases them
-    /// together: none is lost (the group is freed once its items ran and the caller
-    /// let go of it) and none is released twice (that would crash here, or under
-    /// AddressSanitizer). A suspended queue lines the items up in one run.
+    /// The closures of `async(group:)` hold their group through the one reference the
+    /// group keeps on itself while they count (the caller lets go of it before they
+    /// run): it lives until the last has run, leaves, and is then freed — not kept (a
+    /// leak) and not freed early or twice (a crash here, or under AddressSanitizer). A
+    /// suspended queue lines the items up in one run, left with one atomic operation.
     @Test func aRunOfGroupItemsGivesBackEveryReferenceToItsGroup() {
         let queue = DispatchQueue(label: "test.group.references")
         weak var weakGroup: DispatchGroup?
@@ -133,6 +134,31 @@ import Testing
         #expect(waited(done))
         queue.sync {}
         #expect(eventually { weakGroup == nil }, "the group outlived its items: a reference was kept")
+    }
+
+    /// Many producers on several queues at once: the closures' count goes to zero and
+    /// back again and again while others submit, so the group's reference on itself is
+    /// taken and dropped many times, from several threads. Every closure runs and
+    /// leaves once, and the group is freed after the last (a reference taken too late
+    /// or dropped twice crashes here or under the sanitizers; one never dropped keeps
+    /// it).
+    @Test func closuresOfManyProducersHoldTheGroupUntilTheLastHasRun() {
+        let queues = (0..<4).map { DispatchQueue(label: "test.group.producers.\($0)") }
+        let ran = AtomicCounter()
+        weak var weakGroup: DispatchGroup?
+        do {
+            let group = DispatchGroup()
+            weakGroup = group
+            DispatchQueue.concurrentPerform(iterations: 8) { producer in
+                for item in 0..<2_000 {
+                    queues[(producer + item) % queues.count].async(group: group) { ran.increment() }
+                }
+            }
+            #expect(waited(group))
+        }
+        #expect(ran.value == 16_000)
+        for queue in queues { queue.sync {} }
+        #expect(eventually { weakGroup == nil }, "the group outlived its closures: its reference on itself was kept")
     }
 
     @Test func notifyOnAnEmptyGroupRunsAtOnce() {

@@ -112,6 +112,25 @@ import Testing
         #expect(text.contains("DispatchGroup") && text.contains("unbalanced enter()"), "\(text)")
     }
 
+    /// The closures of `async(group:)` hold their group without references of their
+    /// own, through one the group holds on itself while they count: the last of them
+    /// to run drops it, and an `enter()` left unbalanced is reported then, too.
+    @Test func groupReleasedByItsLastClosureWithUnbalancedEnter() async {
+        let result = await #expect(processExitsWith: .signal(sigabrt), observing: [\.standardErrorContent]) {
+            let queue = DispatchQueue(label: "test.misuse.group-closure")
+            queue.suspend()
+            do {
+                let group = DispatchGroup()
+                group.enter()
+                queue.async(group: group) {}
+            }
+            queue.resume()
+            queue.sync {}
+        }
+        let text = result?.standardErrorText ?? ""
+        #expect(text.contains("DispatchGroup") && text.contains("1 unbalanced enter()"), "\(text)")
+    }
+
     @Test func dispatchPreconditionOnQueueOutsideIt() async {
         let result = await #expect(processExitsWith: .signal(sigabrt), observing: [\.standardErrorContent]) {
             let queue = DispatchQueue(label: "test.misuse.precondition")

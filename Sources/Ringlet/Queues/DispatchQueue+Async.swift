@@ -8,16 +8,20 @@ extension DispatchQueue {
     /// dropping anything) when the pool is full.
     public func async(group: DispatchGroup? = nil, qos: DispatchQoS = .unspecified,
                       flags: DispatchWorkItemFlags = [], execute work: consuming @escaping @Sendable () -> Void) {
-        group?.enter()
+        // Through `Unmanaged`: a plain `group` was retained and released around its
+        // use here, two more writes to the group's header for every item.
+        let held = group.map { Unmanaged.passUnretained($0) }
+        held?._withUnsafeGuaranteedRef { $0.enterForClosure() }
         let node = ThreadContext.withCurrent { context in
             let priority = resolvePriority(for: context.propagatedPriority, flags: flags, itemQoS: qos)
             context.counters.countSubmitted(priority.level)
             context.traceEnqueued(queueNumber: number, priority)
             return RuntimeParts.withPool { pool in
                 pool.allocate(kind: .block, priority: priority, isBarrier: flags.contains(.barrier) && !isRoot,
-                              block: nil, group: group, context: context)
+                              block: nil, context: context)
             }
         }
+        if let held { WorkNode.setBlockGroup(held, of: node) }
         // Moved in here, outside the closures above: a closure may only copy what it
         // captures, and the copy costs a retain here and a release in the caller.
         node.pointee.block = consume work

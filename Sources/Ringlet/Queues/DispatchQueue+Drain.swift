@@ -183,26 +183,21 @@ extension DispatchQueue {
     /// each time. Only while the next node is a closure of the same group: the group
     /// cannot reach zero before that one has run anyway, so no waiter or notification
     /// sees a difference. The drain leaves for the held nodes before it runs anything
-    /// else and when the batch ends. Takes the node's reference to the group into
-    /// `held`, to be released with the others when the run is flushed.
+    /// else and when the batch ends. Moves the node's group into `held`.
     @inline(__always)
     private static func holdGroupLeave(of node: WorkNodeRef, before next: WorkNodeRef,
                                        into held: inout HeldGroup) -> Bool {
         guard node.pointee.kind == .block, next.pointee.kind == .block,
-              let group = node.pointee.object, group === next.pointee.object else { return false }
-        held.add(node.pointee.takeBlockGroupReference().unsafelyUnwrapped)
+              let group = WorkNode.blockGroupAddress(node), group == WorkNode.blockGroupAddress(next) else { return false }
+        held.add(WorkNode.takeBlockGroup(node).unsafelyUnwrapped)
         return true
     }
 
-    /// The group leaves and references a serial drain holds for a run of closures of one
-    /// group. The node of each holds a reference the producer's `async(group:)` took;
-    /// dropping it as each closure ran wrote the group's reference count while the
-    /// producer's next `async(group:)` retained it — one cache-line transfer per item
-    /// (retain and release were 37% of the group row's samples). Held, the references
-    /// are released together when the run ends.
+    /// The group leaves a serial drain holds for a run of closures of one group, done
+    /// together, with one atomic operation, when the run ends.
     struct HeldGroup {
         private var group: Unmanaged<DispatchGroup>?
-        /// Leaves owed, one per held node; as many references are owned.
+        /// Leaves owed, one per held node.
         private(set) var leaves = 0
 
         @inline(__always)
@@ -211,11 +206,10 @@ extension DispatchQueue {
             leaves += 1
         }
 
-        /// Leaves the group once for every held node, then releases their references.
+        /// Leaves the group once for every held node.
         mutating func flush() {
             let owned = group.unsafelyUnwrapped
-            owned._withUnsafeGuaranteedRef { $0.leave(times: leaves) }
-            for _ in 0..<leaves { owned.release() }
+            DispatchGroup.leave(closures: leaves, of: owned)
             group = nil
             leaves = 0
         }

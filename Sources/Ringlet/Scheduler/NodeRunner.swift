@@ -17,7 +17,7 @@ enum NodeRunner {
         case .block:
             // Move the closure and group out: no reference-count traffic.
             let block = node.pointee.takeBlock()!
-            let group = node.pointee.takeBlockGroup()
+            let group = WorkNode.takeBlockGroup(node)
             RuntimeParts.withPool { $0.releaseTaken(node, context: context) }
             let runsOn = owner(queue, priority, root)
             let saved = context.enter(runsOn, at: priority, crumb: crumb)
@@ -26,7 +26,7 @@ enum NodeRunner {
             context.traceFinished()
             context.restore(saved)
             context.counters.countRan(priority.level)
-            group?.leave()
+            if let group { DispatchGroup.leave(closures: 1, of: group) }
         case .workItem:
             let item = unsafeDowncast(node.pointee.takeObject().unsafelyUnwrapped, to: DispatchWorkItem.self)
             let leaveGroup = node.pointee.takeBlock()

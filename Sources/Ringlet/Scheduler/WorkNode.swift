@@ -3,13 +3,15 @@
 ///
 /// Layout: the small fields come first so they share the 8 bytes after `next`;
 /// a node is 48 bytes (checked by a test), 8 of them the breadcrumb. A group has no
-/// field of its own: a `.block` node keeps it in `object`, which blocks leave free,
-/// and a `.workItem` node in `block`, which work items leave free (see `group`).
+/// field of its own: a `.block` node keeps its address in `object`, which blocks leave
+/// free, and a `.workItem` node a closure that leaves it in `block`, which work items
+/// leave free (see `carrying` and `setBlockGroup`).
 struct WorkNode {
     /// What the node carries; decides how a drainer runs it.
     enum Kind: UInt8 {
-        /// A closure submitted with `async`; `block` holds it, `object` the group
-        /// it leaves once it has run (`async(group:)`), if any.
+        /// A closure submitted with `async`; `block` holds it, `object` the address
+        /// of the group it leaves once it has run (`async(group:)`), if any, without a
+        /// reference (`setBlockGroup`).
         case block
         /// A `DispatchWorkItem` submitted with `async(execute:)`; `object` holds it,
         /// `block` the group's leave when it was submitted with `async(group:execute:)`.
@@ -70,45 +72,51 @@ extension WorkNode {
         return taken
     }
 
-    /// The node's contents for a closure or a work item left by a group once it has
-    /// run: 48 bytes instead of the 56 a field of its own would take, for every node.
+    /// The node's contents for a work item left by a group once it has run: 48 bytes
+    /// instead of the 56 a field of its own would take, for every node. A closure's
+    /// group goes in with `setBlockGroup` instead.
     static func carrying(kind: Kind, priority: QoSPriority, isBarrier: Bool, block: (() -> Void)?,
                          object: AnyObject?, group: DispatchGroup?, crumb: UInt64) -> WorkNode {
         guard let group else {
             return WorkNode(next: nil, kind: kind, isBarrier: isBarrier, priority: priority,
                             block: block, object: object, crumb: crumb)
         }
-        switch kind {
-        case .block:
-            return WorkNode(next: nil, kind: kind, isBarrier: isBarrier, priority: priority,
-                            block: block, object: group, crumb: crumb)
-        case .workItem:
-            // A closure whose only capture is a class reference uses that reference as
-            // its context: nothing is allocated.
-            return WorkNode(next: nil, kind: kind, isBarrier: isBarrier, priority: priority,
-                            block: { group.leave() }, object: object, crumb: crumb)
-        default:
-            ringletBug("WorkNode.carrying: a \(kind) node cannot carry a group")
-        }
+        guard kind == .workItem else { ringletBug("WorkNode.carrying: a \(kind) node cannot carry a group") }
+        // A closure whose only capture is a class reference uses that reference as
+        // its context: nothing is allocated.
+        return WorkNode(next: nil, kind: kind, isBarrier: isBarrier, priority: priority,
+                        block: { group.leave() }, object: object, crumb: crumb)
     }
 
-    /// Moves out the group of a `.block` node (kept in `object`) as the reference the
-    /// node held, without touching its count: the caller owns it and must `release()` it.
+    /// Where a `.block` node's group is kept: its `object` field's word, holding the
+    /// group's address without a reference (the group holds itself while its closures
+    /// count, `DispatchGroup.enterForClosure`). Found through the field's address, as
+    /// `JobNode` does; the node is in the pool's memory, which never moves.
     @inline(__always)
-    mutating func takeBlockGroupReference() -> Unmanaged<DispatchGroup>? {
-        withUnsafeMutablePointer(to: &object) { slot in
-            let raw = UnsafeMutableRawPointer(slot)
-            guard let bits = raw.load(as: UnsafeRawPointer?.self) else { return nil }
-            raw.storeBytes(of: nil, as: UnsafeRawPointer?.self)
-            return Unmanaged<DispatchGroup>.fromOpaque(bits)
-        }
+    private static func groupWord(_ node: WorkNodeRef) -> UnsafeMutableRawPointer {
+        withUnsafeMutablePointer(to: &node.pointee.object) { UnsafeMutableRawPointer($0) }
     }
 
-    /// Moves out the group of a `.block` node (kept in `object`).
+    /// Gives the `.block` node `node` the group its closure leaves once it has run.
     @inline(__always)
-    mutating func takeBlockGroup() -> DispatchGroup? {
-        guard let taken = takeObject() else { return nil }
-        return unsafeDowncast(taken, to: DispatchGroup.self)
+    static func setBlockGroup(_ group: Unmanaged<DispatchGroup>, of node: WorkNodeRef) {
+        groupWord(node).storeBytes(of: group.toOpaque(), as: UnsafeMutableRawPointer?.self)
+    }
+
+    /// The address of a `.block` node's group (nil: none), to compare without a reference.
+    @inline(__always)
+    static func blockGroupAddress(_ node: WorkNodeRef) -> UnsafeMutableRawPointer? {
+        groupWord(node).load(as: UnsafeMutableRawPointer?.self)
+    }
+
+    /// Moves out the group of a `.block` node, which holds no reference to it: the
+    /// caller leaves it with `DispatchGroup.leave(closures:of:)`.
+    @inline(__always)
+    static func takeBlockGroup(_ node: WorkNodeRef) -> Unmanaged<DispatchGroup>? {
+        let word = groupWord(node)
+        guard let bits = word.load(as: UnsafeMutableRawPointer?.self) else { return nil }
+        word.storeBytes(of: nil, as: UnsafeMutableRawPointer?.self)
+        return Unmanaged<DispatchGroup>.fromOpaque(bits)
     }
 }
 

@@ -9,7 +9,14 @@ import Synchronization
 /// releasing a group that still counts entered work.
 // @unchecked Sendable: the count is atomic; notifications under `lock`.
 public class DispatchGroup: DispatchObject, @unchecked Sendable {
-    private let count = Atomic<Int>(0)
+    /// The count and the closures that hold the group, in one word, so `async(group:)`
+    /// takes both with one atomic operation: the count of outstanding work in the high
+    /// 32 bits (signed: below zero is a `leave()` too many), the closures of
+    /// `async(group:)` that are queued or running in the low 32 (`enterForClosure`).
+    private let state = Atomic<Int64>(0)
+    private static let countUnit: Int64 = 1 << 32
+    private static let closureUnit: Int64 = countUnit | 1
+    private static let closureMask: Int64 = 0xFFFF_FFFF
     private let lock = FutexLock()
     private let emptied = FutexEvent()
     private var notifications: [(queue: DispatchQueue, work: DispatchWorkItem)] = []
@@ -17,7 +24,8 @@ public class DispatchGroup: DispatchObject, @unchecked Sendable {
     public override init() { super.init() }
 
     deinit {
-        let outstanding = count.load(ordering: .acquiring)
+        // Closures hold a reference while they count, so only `enter()`s can be left.
+        let outstanding = Self.count(of: state.load(ordering: .acquiring))
         if outstanding > 0 {
             ringletMisuse("a DispatchGroup was released with \(outstanding) unbalanced enter(); every enter() "
                 + "needs a leave() before the group is released")
@@ -26,31 +34,64 @@ public class DispatchGroup: DispatchObject, @unchecked Sendable {
         emptied.deallocate()
     }
 
+    @inline(__always)
+    private static func count(of state: Int64) -> Int64 { state >> 32 }
+
+    /// The outstanding work now.
+    private var outstanding: Int64 { Self.count(of: state.load(ordering: .acquiring)) }
+
     /// Counts one more piece of outstanding work.
     public func enter() {
-        count.wrappingAdd(1, ordering: .acquiringAndReleasing)
+        state.wrappingAdd(Self.countUnit, ordering: .acquiringAndReleasing)
     }
 
     /// Counts one piece of work done; at zero, wakes waiters and submits notifications.
     /// Traps when there was no matching `enter()`.
-    public func leave() { leave(times: 1) }
-
-    /// Counts `times` pieces of work done at once: one atomic operation where a serial
-    /// drain ran several items of this group in a row (DispatchQueue+Drain.swift).
-    @inline(__always)
-    func leave(times: Int) {
-        let remaining = count.wrappingSubtract(times, ordering: .acquiringAndReleasing).newValue
+    public func leave() {
+        let remaining = Self.count(of: state.wrappingSubtract(Self.countUnit, ordering: .acquiringAndReleasing).newValue)
         if remaining > 0 { return }
         emptiedOrUnbalanced(remaining)
     }
 
-    private func emptiedOrUnbalanced(_ remaining: Int) {
+    /// `enter()` for a closure of `async(group:)`, whose node then holds the group
+    /// without a reference of its own: while any such closure counts, the group holds
+    /// one reference to itself, taken by the first and dropped by the last
+    /// (`leave(closures:of:)`), as GCD's groups do. A reference per node was a write to
+    /// the group's header by the producer for every item and by the drainer for every
+    /// run, the cache line the count is on (Measuring, "The group row"). The reference
+    /// is taken after the count: no leave can drop it before, as this closure counts
+    /// until it has run, and it runs only after this returns.
+    @inline(__always)
+    func enterForClosure() {
+        let before = state.wrappingAdd(Self.closureUnit, ordering: .acquiringAndReleasing).oldValue
+        if before & Self.closureMask == 0 { _ = Unmanaged.passUnretained(self).retain() }
+    }
+
+    /// Leaves `group` for `closures` closures of `async(group:)` that ran (one atomic
+    /// operation for a serial drain's run of them, DispatchQueue+Drain.swift). When no
+    /// closure counts any more, drops the group's reference to itself: that may free
+    /// it, so the caller holds it only through `group`, which it must not use after.
+    static func leave(closures: Int, of group: Unmanaged<DispatchGroup>) {
+        let last = group._withUnsafeGuaranteedRef { $0.leaveForClosures(Int64(closures)) }
+        if last { group.release() }
+    }
+
+    /// Whether the closures' count reached zero (the caller drops the reference).
+    @inline(__always)
+    private func leaveForClosures(_ closures: Int64) -> Bool {
+        let after = state.wrappingSubtract(closures &* Self.closureUnit, ordering: .acquiringAndReleasing).newValue
+        let remaining = Self.count(of: after)
+        if remaining <= 0 { emptiedOrUnbalanced(remaining) }
+        return after & Self.closureMask == 0
+    }
+
+    private func emptiedOrUnbalanced(_ remaining: Int64) {
         if remaining < 0 {
             ringletMisuse("DispatchGroup.leave() called more often than enter() (count would be "
                 + "\(remaining)); balance every leave() with an earlier enter()")
         }
         lock.lock()
-        let pending = count.load(ordering: .acquiring) == 0 ? notifications : []
+        let pending = outstanding == 0 ? notifications : []
         if !pending.isEmpty { notifications = [] }
         lock.unlock()
         emptied.post(wake: Int32.max)
@@ -74,12 +115,12 @@ public class DispatchGroup: DispatchObject, @unchecked Sendable {
     /// began (`emptied` counts returns to zero), even if an `enter()` followed at once.
     private func waitFor(timeoutNanoseconds: Int64) -> DispatchTimeoutResult {
         let start = emptied.snapshot
-        if count.load(ordering: .acquiring) == 0 { return .success }
+        if outstanding == 0 { return .success }
         let deadline = WaitDeadline(relativeNanoseconds: timeoutNanoseconds)
         return BlockingWait.perform(.group(self), timed: timeoutNanoseconds >= 0) {
             while true {
                 let seen = emptied.snapshot
-                if seen != start || count.load(ordering: .acquiring) == 0 { return .success }
+                if seen != start || outstanding == 0 { return .success }
                 guard let remaining = deadline.remaining else { return .timedOut }
                 _ = BlockingWait.sleep(on: emptied, seen: seen, timeoutNanoseconds: remaining)
             }
@@ -98,7 +139,7 @@ public class DispatchGroup: DispatchObject, @unchecked Sendable {
         // The notification continues the notifier's activity (Breadcrumb).
         if work.capturedCrumb == 0 { work.capturedCrumb = ThreadContext.current.submitCrumb }
         lock.lock()
-        if count.load(ordering: .acquiring) == 0 {
+        if outstanding == 0 {
             lock.unlock()
             queue.async(execute: work)
             return
@@ -106,12 +147,12 @@ public class DispatchGroup: DispatchObject, @unchecked Sendable {
         notifications.append((queue, work))
         lock.unlock()
         // The count may have reached zero between the check and the append.
-        if count.load(ordering: .acquiring) == 0 { flushIfEmpty() }
+        if outstanding == 0 { flushIfEmpty() }
     }
 
     private func flushIfEmpty() {
         lock.lock()
-        let pending = count.load(ordering: .acquiring) == 0 ? notifications : []
+        let pending = outstanding == 0 ? notifications : []
         if !pending.isEmpty { notifications = [] }
         lock.unlock()
         for (queue, work) in pending { queue.async(execute: work) }
