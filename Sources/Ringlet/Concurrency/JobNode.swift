@@ -28,14 +28,6 @@ enum JobNode {
         case main = 3
     }
 
-    /// Where the job's address is kept inside `node`: its `object` field's word, found
-    /// through the field's address (the node is in the pool's memory, which never moves)
-    /// rather than `MemoryLayout.offset(of:)`, whose key path Embedded Swift lacks.
-    @inline(__always)
-    private static func jobWord(_ node: WorkNodeRef) -> UnsafeMutableRawPointer {
-        withUnsafeMutablePointer(to: &node.pointee.object) { UnsafeMutableRawPointer($0) }
-    }
-
     /// The QoS a job of priority `raw` runs at: the class with the same raw value (the
     /// values are Darwin's `qos_class_t`, which `JobPriority` uses too); a value between
     /// two classes runs at the lower one; unspecified (0) runs at default, as an item
@@ -63,7 +55,7 @@ enum JobNode {
         context.traceEnqueued(queueNumber: 0, priority)
         let node = RuntimeParts.withPool { $0.allocate(kind: .job, priority: priority, context: context) }
         node.pointee.ticket = executor.rawValue
-        jobWord(node).storeBytes(of: UInt(bitPattern: address), as: UInt.self)
+        WorkNode.objectWord(node).storeBytes(of: UInt(bitPattern: address), as: UInt.self)
         return node
     }
 
@@ -71,7 +63,7 @@ enum JobNode {
     /// the node can be released.
     @inline(__always)
     static func takeJob(_ node: WorkNodeRef) -> UnsafeMutableRawPointer {
-        let word = jobWord(node)
+        let word = WorkNode.objectWord(node)
         let bits = word.load(as: UInt.self)
         word.storeBytes(of: 0, as: UInt.self)
         return UnsafeMutableRawPointer(bitPattern: bits).unsafelyUnwrapped

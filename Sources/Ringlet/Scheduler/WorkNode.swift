@@ -88,32 +88,34 @@ extension WorkNode {
                         block: { group.leave() }, object: object, crumb: crumb)
     }
 
-    /// Where a `.block` node's group is kept: its `object` field's word, holding the
-    /// group's address without a reference (the group holds itself while its closures
-    /// count, `DispatchGroup.enterForClosure`). Found through the field's address, as
-    /// `JobNode` does; the node is in the pool's memory, which never moves.
+    /// The word of `node`'s `object` field, for nodes that keep an address there without
+    /// a reference: a `.block` node its group's (the group holds itself while its
+    /// closures count, `DispatchGroup.enterForClosure`), a `.job` node its job's
+    /// (Concurrency/JobNode.swift). Found through the field's address (the node is in
+    /// the pool's memory, which never moves) rather than `MemoryLayout.offset(of:)`,
+    /// whose key path Embedded Swift lacks.
     @inline(__always)
-    private static func groupWord(_ node: WorkNodeRef) -> UnsafeMutableRawPointer {
+    static func objectWord(_ node: WorkNodeRef) -> UnsafeMutableRawPointer {
         withUnsafeMutablePointer(to: &node.pointee.object) { UnsafeMutableRawPointer($0) }
     }
 
     /// Gives the `.block` node `node` the group its closure leaves once it has run.
     @inline(__always)
     static func setBlockGroup(_ group: Unmanaged<DispatchGroup>, of node: WorkNodeRef) {
-        groupWord(node).storeBytes(of: group.toOpaque(), as: UnsafeMutableRawPointer?.self)
+        objectWord(node).storeBytes(of: group.toOpaque(), as: UnsafeMutableRawPointer?.self)
     }
 
     /// The address of a `.block` node's group (nil: none), to compare without a reference.
     @inline(__always)
     static func blockGroupAddress(_ node: WorkNodeRef) -> UnsafeMutableRawPointer? {
-        groupWord(node).load(as: UnsafeMutableRawPointer?.self)
+        objectWord(node).load(as: UnsafeMutableRawPointer?.self)
     }
 
     /// Moves out the group of a `.block` node, which holds no reference to it: the
     /// caller leaves it with `DispatchGroup.leave(closures:of:)`.
     @inline(__always)
     static func takeBlockGroup(_ node: WorkNodeRef) -> Unmanaged<DispatchGroup>? {
-        let word = groupWord(node)
+        let word = objectWord(node)
         guard let bits = word.load(as: UnsafeMutableRawPointer?.self) else { return nil }
         word.storeBytes(of: nil, as: UnsafeMutableRawPointer?.self)
         return Unmanaged<DispatchGroup>.fromOpaque(bits)
