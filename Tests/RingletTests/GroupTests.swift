@@ -62,6 +62,31 @@ import Testing
         #expect(ran.value == 300)
     }
 
+    /// `async(group:)` has two overloads, `DispatchGroup` (what a caller holding a
+    /// group reaches) and `DispatchGroup?`; both count the closure in the group, take
+    /// the QoS and the flags, and nil counts nothing.
+    @Test func aGroupGivenAsAnOptionalCountsLikeOne() {
+        let optionalGroup = DispatchGroup()
+        let group = DispatchGroup()
+        let optional: DispatchGroup? = optionalGroup
+        let none: DispatchGroup? = nil
+        let queue = DispatchQueue(label: "test.group.optional", attributes: .concurrent)
+        let gate = DispatchSemaphore(value: 0)
+        let ran = AtomicCounter()
+        queue.async(group: optional, qos: .utility) { gate.wait(); ran.increment() }
+        queue.async(group: none) { ran.increment() }
+        #expect(optionalGroup.wait(timeout: .now()) == .timedOut, "the optional group's closure was not counted")
+        queue.async(group: group, qos: .utility, flags: .barrier) {
+            #expect(ran.value == 2, "the barrier ran before the items ahead of it")
+            ran.increment()
+        }
+        #expect(group.wait(timeout: .now()) == .timedOut, "the group's closure was not counted")
+        gate.signal()
+        #expect(waited(optionalGroup))
+        #expect(waited(group))
+        #expect(ran.value == 3)
+    }
+
     @Test func notifyRunsAfterTheLastLeave() {
         let group = DispatchGroup()
         let queue = DispatchQueue(label: "test.group.notify")
