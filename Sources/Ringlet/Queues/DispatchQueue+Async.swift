@@ -8,8 +8,6 @@ extension DispatchQueue {
     /// dropping anything) when the pool is full.
     public func async(group: DispatchGroup? = nil, qos: DispatchQoS = .unspecified,
                       flags: DispatchWorkItemFlags = [], execute work: consuming @escaping @Sendable () -> Void) {
-        // Through `Unmanaged`: a plain `group` was retained and released around its
-        // use here, two more writes to the group's header for every item.
         submitBlock(group.map { Unmanaged.passUnretained($0) }, qos: qos, flags: flags, work)
     }
 
@@ -24,6 +22,9 @@ extension DispatchQueue {
         submitBlock(Unmanaged.passUnretained(group), qos: qos, flags: flags, work)
     }
 
+    /// The body of both: enters the group, takes a node and pushes it. The group comes
+    /// through `Unmanaged`: as a plain `DispatchGroup` it was retained and released
+    /// around its two uses here, two more writes to its header for every item.
     @inline(__always)
     private func submitBlock(_ group: Unmanaged<DispatchGroup>?, qos: DispatchQoS, flags: DispatchWorkItemFlags,
                              _ work: consuming @escaping @Sendable () -> Void) {
