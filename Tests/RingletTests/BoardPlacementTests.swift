@@ -1,6 +1,6 @@
 // big.LITTLE placement: with unequal `coreCapacities`, high-band workers run on the
-// big cores and utility/background workers on the small ones; reserve workers stay
-// free. Read back from the kernel (sched_getaffinity of each worker thread) on a
+// big cores and utility/background workers on the small ones; reserve workers start
+// free and take the cores of the band whose work they run. Read back from the kernel (sched_getaffinity of each worker thread) on a
 // profile shaped for this 2-CPU machine. Each runtime starts in a child process.
 
 import Glibc
@@ -27,6 +27,11 @@ import Testing
     @Test func workersArePinnedByBand() async {
         guard ThreadControl.onlineCPUs >= 2 else { return }  // needs two CPUs to place on
         await #expect(processExitsWith: .success) { PlacementScenarios.pinnedByBand() }
+    }
+
+    @Test func aReserveWorkerRunsOnTheCoresOfTheWorkItCovers() async {
+        guard ThreadControl.onlineCPUs >= 2 else { return }  // needs two CPUs to place on
+        await #expect(processExitsWith: .success) { PlacementScenarios.reserveTakesTheCoresOfItsWork() }
     }
 
     @Test func aProfileForABiggerBoardRunsUnpinnedWithOneWarning() async {
@@ -81,6 +86,65 @@ enum PlacementScenarios {
             DispatchQueue.global(qos: qos).async(group: group) {}
         }
         #expect(group.wait(timeout: deadline()) == .success)
+    }
+
+    /// Every worker of a band blocked in a Ringlet wait, so that the next item of that
+    /// band's QoS runs on a reserve worker: it must run on that band's cores. First the
+    /// high band (then a user-interactive item must stay on the big core), then the
+    /// utility band too (then a utility item must move to the small core).
+    static func reserveTakesTheCoresOfItsWork() {
+        do {
+            try Runtime.start(profile: try BoardProfile.parse("cores = 2\ncoreCapacities = 512,1024\n",
+                                                              file: "placement.profile"))
+        } catch {
+            Issue.record("start: \(error)")
+            return
+        }
+        let workers = Runtime.current.scheduler.workers
+        let release = DispatchSemaphore(value: 0)
+        let blockers = DispatchGroup()
+        var held = 0
+        defer {
+            for _ in 0..<held { release.signal() }
+            #expect(waited(blockers))
+        }
+        /// Blocks every worker of `band` with items at `qos`, one at a time (each taken
+        /// before the next is submitted, so an idle worker of the band takes it).
+        func holdEvery(_ band: WorkerBand, qos: DispatchQoS.QoSClass) -> Bool {
+            var blocked = 0
+            for _ in 0..<(workers.count * 2) where blocked < workers.filter({ $0.band == band }).count {
+                let started = DispatchSemaphore(value: 0)
+                let ranOn = Recorder<WorkerBand?>()
+                DispatchQueue.global(qos: qos).async(group: blockers) {
+                    ranOn.append(ThreadContext.current.worker?.band)
+                    started.signal()
+                    _ = release.wait(timeout: deadline())
+                }
+                held += 1
+                guard waited(started) else { return false }
+                if ranOn.values.first == band { blocked += 1 }
+            }
+            return blocked == workers.filter({ $0.band == band }).count
+        }
+        /// Runs one item at `qos`: the band of its thread and that thread's CPUs.
+        func probe(_ qos: DispatchQoS.QoSClass) -> (band: WorkerBand?, cpus: [Int]?) {
+            let seen = Recorder<(WorkerBand?, [Int]?)>()
+            let done = DispatchSemaphore(value: 0)
+            DispatchQueue.global(qos: qos).async {
+                seen.append((ThreadContext.current.worker?.band, MachineFiles.affinity(ofThread: ThreadControl.threadID)))
+                done.signal()
+            }
+            guard waited(done), let (band, cpus) = seen.values.first else { return (nil, nil) }
+            return (band, cpus)
+        }
+        #expect(holdEvery(.high, qos: .userInitiated), "could not block the high band")
+        let interactive = probe(.userInteractive)
+        #expect(interactive.band == .reserve && interactive.cpus == [1],
+                "a user-interactive item with the high band blocked ran on \(interactive)")
+        #expect(holdEvery(.utility, qos: .utility), "could not block the utility band")
+        let utility = probe(.utility)
+        #expect(utility.band == .reserve && utility.cpus == [0],
+                "a utility item with the utility band blocked ran on \(utility)")
     }
 
     static func foreignBoard() {

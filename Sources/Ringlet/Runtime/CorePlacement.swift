@@ -9,10 +9,12 @@
 ///   high        big cores     default and higher QoS: the user waits for it
 ///   utility     small cores   long work the user does not wait on: the efficient cores
 ///   background  small cores   the same, at SCHED_IDLE
-///   reserve     every core    covers a blocked worker of any band
+///   reserve     the cores of  covers a blocked worker of any band: pinned to
+///               the work      the cores of the band whose work it takes
 ///
 /// Each worker pins itself once when it starts (sched_setaffinity(2)), next to its
-/// nice value (`KernelPriority`). A profile for another board may name CPUs this
+/// nice value (`KernelPriority`); a reserve worker each time the band of the work it
+/// takes changes (`Worker.takeCores`). A profile for another board may name CPUs this
 /// machine lacks: then nothing is pinned and one warning says so (`forMachine`).
 public struct CorePlacement: Sendable, Equatable {
     /// CPUs with the highest capacity: the high band runs here.
@@ -27,7 +29,8 @@ public struct CorePlacement: Sendable, Equatable {
         smallCores = capacities.indices.filter { capacities[$0] != biggest }
     }
 
-    /// The CPUs a worker of `band` is pinned to, or nil for no pinning (reserve).
+    /// The CPUs a worker of `band` is pinned to, or nil for no pinning (reserve, which
+    /// takes the CPUs of the band whose work it runs).
     func cpus(for band: WorkerBand) -> [Int]? {
         switch band {
         case .high: return bigCores
@@ -50,8 +53,9 @@ public struct CorePlacement: Sendable, Equatable {
         return placement
     }
 
-    /// Called by each worker thread once, at start. A refusal (a cpuset that excludes
-    /// the CPUs, for instance) leaves the thread unpinned, with one warning.
+    /// Pins the calling thread to the CPUs of `band`: each worker once, at start; a
+    /// reserve worker for the band whose work it takes. A refusal (a cpuset that
+    /// excludes the CPUs, for instance) leaves the thread where it was, with one warning.
     func apply(band: WorkerBand) {
         guard let cpus = cpus(for: band) else { return }
         if let error = MachineFiles.pinCurrentThread(to: cpus), CorePlacement.warned.claim() {

@@ -51,6 +51,9 @@ final class Worker: @unchecked Sendable {
     var context: ThreadContext?
     /// The thread's kernel id (gettid), set by the thread before it reports ready.
     private(set) var threadID: Int32 = 0
+    /// Reserve threads on a big.LITTLE board: the band whose cores the thread is
+    /// pinned to now (nil: none yet, every core). Its own thread only.
+    private var coresOfBand: WorkerBand?
 
     init(index: Int, band: WorkerBand, scheduler: Scheduler) {
         self.index = index
@@ -80,8 +83,21 @@ final class Worker: @unchecked Sendable {
         #endif
         while true {
             guard let node = scheduler.nextNode(for: self) else { continue }
+            if band == .reserve, let placement = scheduler.placement { takeCores(for: node, placement) }
             execute(node)
         }
+    }
+
+    /// A reserve thread covers a blocked worker of any band, so it runs on the cores of
+    /// the band whose work it takes: a user-interactive item stays on the big cores even
+    /// when every high-band worker is blocked, and utility work stays off them. Pinned
+    /// again only when that band changes. Its nice value cannot follow the same way (an
+    /// unprivileged thread never lowers it again, `WorkerBand`): it stays at 0.
+    private func takeCores(for node: WorkNodeRef, _ placement: CorePlacement) {
+        let owner = WorkerBand.wakeOrder(for: RunQueueIndex.of(node.pointee.priority)).first
+        if owner == coresOfBand { return }
+        coresOfBand = owner
+        placement.apply(band: owner)
     }
 
     /// Runs one node taken from a root run queue.
