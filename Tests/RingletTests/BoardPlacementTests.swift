@@ -1,7 +1,8 @@
 // big.LITTLE placement: with unequal `coreCapacities`, high-band workers run on the
 // big cores and utility/background workers on the small ones; reserve workers start
-// free and take the cores of the band whose work they run. Read back from the kernel (sched_getaffinity of each worker thread) on a
-// profile shaped for this 2-CPU machine. Each runtime starts in a child process.
+// free and take the cores of the band whose work they run. Read back from the kernel
+// (sched_getaffinity of each worker thread) on a profile shaped for this 2-CPU machine.
+// Each runtime starts in a child process.
 
 import Glibc
 import Testing
@@ -111,8 +112,10 @@ enum PlacementScenarios {
         /// Blocks every worker of `band` with items at `qos`, one at a time (each taken
         /// before the next is submitted, so an idle worker of the band takes it).
         func holdEvery(_ band: WorkerBand, qos: DispatchQoS.QoSClass) -> Bool {
-            var blocked = 0
-            for _ in 0..<(workers.count * 2) where blocked < workers.filter({ $0.band == band }).count {
+            let needed = workers.filter { $0.band == band }.count
+            var blocked = 0, attempts = 0
+            while blocked < needed && attempts < workers.count * 2 {
+                attempts += 1
                 let started = DispatchSemaphore(value: 0)
                 let ranOn = Recorder<WorkerBand?>()
                 DispatchQueue.global(qos: qos).async(group: blockers) {
@@ -124,7 +127,7 @@ enum PlacementScenarios {
                 guard waited(started) else { return false }
                 if ranOn.values.first == band { blocked += 1 }
             }
-            return blocked == workers.filter({ $0.band == band }).count
+            return blocked == needed
         }
         /// Runs one item at `qos`: the band of its thread and that thread's CPUs.
         func probe(_ qos: DispatchQoS.QoSClass) -> (band: WorkerBand?, cpus: [Int]?) {
