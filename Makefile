@@ -185,9 +185,10 @@ DEB_ARCH      := $(if $(filter aarch64,$(CROSS_ARCH)),arm64,$(if $(filter x86_64
 CROSS_DIR     := .build-cross/$(CROSS_TARGET)
 
 # The cross toolchain (when the target is not the build machine's), the target's liburing
-# (multiarch), qemu-system for the target and cpio; device-tree-compiler for the
+# (multiarch), qemu-system for the target, qemu-user (the static programs' layout, below)
+# and cpio; device-tree-compiler for the
 # big.LITTLE boards' device tree. Installs only what is missing; silent when all is there.
-CROSS_PACKAGES := cpio liburing-dev:$(DEB_ARCH) qemu-system-$(if $(filter x86_64,$(CROSS_ARCH)),x86,arm) \
+CROSS_PACKAGES := cpio liburing-dev:$(DEB_ARCH) qemu-system-$(if $(filter x86_64,$(CROSS_ARCH)),x86,arm) qemu-user \
   $(if $(filter-out $(HOST_ARCH),$(CROSS_ARCH)),gcc-$(subst _,-,$(CROSS_GNU)) libc6-dev-$(DEB_ARCH)-cross)
 deps-cross:
 	@test -f $(BOARD_PROFILE) || { echo "deps-cross: no profile $(BOARD_PROFILE) (BOARD=$(BOARD))"; exit 1; }
@@ -245,6 +246,11 @@ CROSS_LLD     := -fuse-ld=lld -B$(dir $(shell command -v $(SWIFT) 2>/dev/null))
 CROSS_LINK    := $(CROSS_LLD) -Wl,-z,pack-relative-relocs -Wl,--gc-sections -Wl,--icf=all -Wl,--build-id=none -Wl,-z,max-page-size=16384 \
   -Wl,-z,noseparate-code
 CROSS_STATIC_ORDER := -Wl,--symbol-ordering-file=$(CROSS_DIR)/obj/static-order.txt -Wl,--no-warn-symbol-ordering
+# The static-pie programs without C++ leave the C library's unwind tables out.
+CROSS_NO_UNWIND := -Wl,--no-eh-frame-hdr -Wl,-T,Boards/no-unwind-tables.ld
+# The CPU qemu-user emulates for the traced run of Boards/traced-order.sh: the Pi boards'
+# smallest core, so that glibc picks the string functions a board's core gets.
+CROSS_TRACE_CPU := $(if $(filter aarch64,$(CROSS_ARCH)),cortex-a53,max)
 CROSS_SIZE_TARGET := 131072
 # The full-Swift route: an installed Swift SDK whose name mentions the board's architecture.
 CROSS_SWIFT_SDK ?= $(shell $(SWIFT) sdk list 2>/dev/null | grep -m1 -i '$(CROSS_ARCH)')
@@ -268,7 +274,7 @@ cross: deps-cross $(CROSS_DIR)/built
 	else echo "cross: no Swift SDK for $(CROSS_ARCH) installed (swift sdk list): Embedded route only"; fi
 
 # Rebuilt when a source file or this Makefile changes, so `make sim-all` builds each target once.
-$(CROSS_DIR)/built: $(CROSS_SOURCES) Makefile Boards/static-order.sh
+$(CROSS_DIR)/built: $(CROSS_SOURCES) Makefile Boards/static-order.sh Boards/traced-order.sh Boards/no-unwind-tables.ld
 	@test -n "$(CROSS_TARGET)" || { echo "cross: $(BOARD_PROFILE) has no crossTarget"; exit 1; }
 	@command -v $(CROSS_CC) >/dev/null || { echo "cross: $(CROSS_CC) missing (make deps-cross)"; exit 1; }
 	@rm -f $@ && mkdir -p $(CROSS_DIR)/include $(CROSS_DIR)/obj
@@ -306,11 +312,19 @@ $(CROSS_DIR)/built: $(CROSS_SOURCES) Makefile Boards/static-order.sh
 	@# variant, it carries no board selection (the BoardProfiles article, "What a program carries").
 	$(CROSS_C) -DRINGLET_EXPLICIT_START -I $(CROSS_DIR)/include \
 	  -c Sources/CRinglet/ringlet_first_use.c -o $(CROSS_DIR)/obj/x-explicit-start.o
-	@# The static-pie programs' layout: the C library's members that run first, the
-	@# ones only its error paths reach in one block that is never read, so that it stays
-	@# on disk (Boards/static-order.sh: about 160 kB less idle RSS for the static demo).
+	@# The static-pie programs' layout, in two steps. First the C library's members that
+	@# can run, the ones only its error paths reach in a block that is never read, so that
+	@# it stays on disk (Boards/static-order.sh: about 160 kB less idle RSS for the static
+	@# demo). Then, in front, the functions the demo linked so runs, traced under qemu-user
+	@# (Boards/traced-order.sh), so that the code it runs lies in one block of its own.
 	Boards/static-order.sh $(CROSS_GNU)- $$($(CROSS_CC) -print-file-name=libc.a) $$($(CROSS_CC) -print-file-name=libgcc.a) \
-	  $$($(CROSS_CC) -print-file-name=libgcc_eh.a) /usr/lib/$(CROSS_GNU)/liburing.a > $(CROSS_DIR)/obj/static-order.txt
+	  $$($(CROSS_CC) -print-file-name=libgcc_eh.a) /usr/lib/$(CROSS_GNU)/liburing.a > $(CROSS_DIR)/obj/library-order.txt
+	$(CROSS_CC) -static-pie -Wl,--symbol-ordering-file=$(CROSS_DIR)/obj/library-order.txt -Wl,--no-warn-symbol-ordering \
+	  $(CROSS_LINK) -o $(CROSS_DIR)/obj/RingletDemo-untraced $(CROSS_DIR)/obj/Ringlet.o $(CROSS_DIR)/obj/RingletDemo.o \
+	  $(CROSS_DIR)/obj/c-*.o $(CROSS_DIR)/obj/x-explicit-start.o $(CROSS_LIBS)
+	Boards/traced-order.sh qemu-$(CROSS_ARCH) $(CROSS_TRACE_CPU) $(CROSS_GNU)-nm $(CROSS_DIR)/obj/RingletDemo-untraced \
+	  > $(CROSS_DIR)/obj/traced-order.txt
+	awk '!seen[$$0]++' $(CROSS_DIR)/obj/traced-order.txt $(CROSS_DIR)/obj/library-order.txt > $(CROSS_DIR)/obj/static-order.txt
 	@# Dynamic (glibc shared, liburing static: boards need not have liburing2) and
 	@# static-pie (for the emulated board's initramfs); each also kept unstripped.
 	for m in RingletChecks RingletDemo; do \
@@ -318,6 +332,7 @@ $(CROSS_DIR)/built: $(CROSS_SOURCES) Makefile Boards/static-order.sh
 	    out=$(CROSS_DIR)/$$m-$$kind; flag=; [ $$kind = static-pie ] && flag="-static-pie $(CROSS_STATIC_ORDER)"; \
 	    swift=$(CROSS_DIR)/obj; extra=; \
 	    [ $$m = RingletChecks ] && [ -n "$(CROSS_CONCURRENCY_LIB)" ] && swift=$(CROSS_DIR)/obj/async && extra="$(CROSS_ASYNC_LIBS)"; \
+	    [ $$kind = static-pie ] && [ -z "$$extra" ] && flag="$$flag $(CROSS_NO_UNWIND)"; \
 	    $(CROSS_CC) $$flag $(CROSS_LINK) -o $$out.unstripped \
 	      $$swift/Ringlet.o $$swift/$$m.o $(CROSS_DIR)/obj/c-*.o \
 	      $$([ $$m = RingletChecks ] && echo $(CROSS_DIR)/obj/t-test-support.o $$extra) \

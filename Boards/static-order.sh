@@ -1,5 +1,6 @@
 #!/bin/sh
-# The symbol ordering for the cross build's static-pie programs (`make cross`):
+# The C library's part of the symbol ordering for the cross build's static-pie programs
+# (`make cross`; Boards/traced-order.sh puts the functions that ran in front of it):
 #   Boards/static-order.sh <binutils prefix> <archive> [<archive> ...] > order.txt
 # prints the global symbols of every member of the given archives (the C library,
 # libgcc, liburing) except the members below, which a static program links only

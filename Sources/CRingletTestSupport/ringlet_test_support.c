@@ -4,6 +4,7 @@
 #include <errno.h>
 #include <dirent.h>
 #include <sched.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -233,4 +234,29 @@ int rl_test_malloc_arenas(void) {
 #else
     return -1;
 #endif
+}
+
+int rl_test_vm_flags(const void *address, char *out, int capacity) {
+    FILE *smaps = fopen("/proc/self/smaps", "r");
+    if (!smaps || capacity < 1) { if (smaps) fclose(smaps); return -1; }
+    char line[512];
+    int inside = 0, found = -1;
+    uintptr_t at = (uintptr_t)address;
+    while (fgets(line, sizeof line, smaps)) {
+        unsigned long start, end;
+        // A mapping's first line: "<start>-<end> <perms> ..."; its fields follow.
+        if (sscanf(line, "%lx-%lx ", &start, &end) == 2 && strchr(line, '-') < strchr(line, ' ')) {
+            inside = at >= start && at < end;
+        } else if (inside && strncmp(line, "VmFlags:", 8) == 0) {
+            const char *flags = line + 8;
+            while (*flags == ' ') flags++;
+            snprintf(out, (size_t)capacity, "%s", flags);
+            size_t length = strlen(out);
+            if (length > 0 && out[length - 1] == '\n') out[length - 1] = 0;
+            found = 0;
+            break;
+        }
+    }
+    fclose(smaps);
+    return found;
 }

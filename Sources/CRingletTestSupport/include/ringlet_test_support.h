@@ -84,6 +84,11 @@ unsigned long long rl_test_heap_block_bytes(void *block);
 /// lists); -1 where it cannot say.
 int rl_test_malloc_arenas(void);
 
+/// The VmFlags line of /proc/self/smaps for the mapping that holds `address` (the
+/// flags, space-separated, e.g. "rd wr mr mw me ac nh"), copied into `out`; 0 when
+/// found, -1 when smaps is unreadable or no mapping holds the address.
+int rl_test_vm_flags(const void *address, char *out, int capacity);
+
 #ifdef __cplusplus
 }
 #endif
