@@ -186,8 +186,8 @@ CROSS_DIR     := .build-cross/$(CROSS_TARGET)
 
 # The cross toolchain (when the target is not the build machine's), the target's liburing
 # (multiarch), qemu-system for the target, qemu-user (the static programs' layout, below)
-# and cpio; device-tree-compiler for the
-# big.LITTLE boards' device tree. Installs only what is missing; silent when all is there.
+# and cpio; device-tree-compiler for the big.LITTLE boards' device tree. Installs only
+# what is missing; silent when all is there.
 CROSS_PACKAGES := cpio liburing-dev:$(DEB_ARCH) qemu-system-$(if $(filter x86_64,$(CROSS_ARCH)),x86,arm) qemu-user \
   $(if $(filter-out $(HOST_ARCH),$(CROSS_ARCH)),gcc-$(subst _,-,$(CROSS_GNU)) libc6-dev-$(DEB_ARCH)-cross)
 deps-cross:
@@ -245,7 +245,8 @@ CROSS_LIBS    := /usr/lib/$(CROSS_GNU)/liburing.a -lpthread
 CROSS_LLD     := -fuse-ld=lld -B$(dir $(shell command -v $(SWIFT) 2>/dev/null))
 CROSS_LINK    := $(CROSS_LLD) -Wl,-z,pack-relative-relocs -Wl,--gc-sections -Wl,--icf=all -Wl,--build-id=none -Wl,-z,max-page-size=16384 \
   -Wl,-z,noseparate-code
-CROSS_STATIC_ORDER := -Wl,--symbol-ordering-file=$(CROSS_DIR)/obj/static-order.txt -Wl,--no-warn-symbol-ordering
+cross_order = -Wl,--symbol-ordering-file=$(1) -Wl,--no-warn-symbol-ordering
+CROSS_STATIC_ORDER := $(call cross_order,$(CROSS_DIR)/obj/static-order.txt)
 # The static-pie programs without C++ leave the C library's unwind tables out.
 CROSS_NO_UNWIND := -Wl,--no-eh-frame-hdr -Wl,-T,Boards/no-unwind-tables.ld
 # The CPU qemu-user emulates for the traced run of Boards/traced-order.sh: the Pi boards'
@@ -319,8 +320,8 @@ $(CROSS_DIR)/built: $(CROSS_SOURCES) Makefile Boards/static-order.sh Boards/trac
 	@# (Boards/traced-order.sh), so that the code it runs lies in one block of its own.
 	Boards/static-order.sh $(CROSS_GNU)- $$($(CROSS_CC) -print-file-name=libc.a) $$($(CROSS_CC) -print-file-name=libgcc.a) \
 	  $$($(CROSS_CC) -print-file-name=libgcc_eh.a) /usr/lib/$(CROSS_GNU)/liburing.a > $(CROSS_DIR)/obj/library-order.txt
-	$(CROSS_CC) -static-pie -Wl,--symbol-ordering-file=$(CROSS_DIR)/obj/library-order.txt -Wl,--no-warn-symbol-ordering \
-	  $(CROSS_LINK) -o $(CROSS_DIR)/obj/RingletDemo-untraced $(CROSS_DIR)/obj/Ringlet.o $(CROSS_DIR)/obj/RingletDemo.o \
+	$(CROSS_CC) -static-pie $(call cross_order,$(CROSS_DIR)/obj/library-order.txt) $(CROSS_LINK) \
+	  -o $(CROSS_DIR)/obj/RingletDemo-untraced $(CROSS_DIR)/obj/Ringlet.o $(CROSS_DIR)/obj/RingletDemo.o \
 	  $(CROSS_DIR)/obj/c-*.o $(CROSS_DIR)/obj/x-explicit-start.o $(CROSS_LIBS)
 	Boards/traced-order.sh qemu-$(CROSS_ARCH) $(CROSS_TRACE_CPU) $(CROSS_GNU)-nm $(CROSS_DIR)/obj/RingletDemo-untraced \
 	  > $(CROSS_DIR)/obj/traced-order.txt

@@ -21,16 +21,16 @@
 # memory, never behaviour: the order changes nothing but addresses.
 set -eu
 qemu=$1 cpu=$2 nm=$3 program=$4
-log=$(mktemp) out=$(mktemp)
-trap 'rm -f "$log" "$out"' EXIT
+log=$(mktemp) out=$(mktemp) ran=$(mktemp)
+trap 'rm -f "$log" "$out" "$ran"' EXIT
 if ! RINGLET_BACKEND=epoll "$qemu" -cpu "$cpu" -d exec -D "$log" "$program" > "$out" 2>&1; then
     echo "traced-order: $program failed under $qemu:" >&2; cat "$out" >&2; exit 1
 fi
 # "Trace 0: <host> [<flags>/<pc>/<flags>/<flags>] <function>": the functions that ran,
 # printed in the program's own address order, not in the order they first ran, which
 # changes with the threads' timing from one build to the next.
-awk '/^Trace / && NF == 5 { print $5 }' "$log" | sort -u > "$out"
-"$nm" -n --defined-only "$program" | awk 'NR == FNR { ran[$1] = 1; next } ($3 in ran) && !seen[$3]++ { print $3 }' "$out" -
+awk '/^Trace / && NF == 5 { print $5 }' "$log" | sort -u > "$ran"
+"$nm" -n --defined-only "$program" | awk 'NR == FNR { ran[$1] = 1; next } ($3 in ran) && !seen[$3]++ { print $3 }' "$ran" -
 "$nm" --defined-only "$program" | awk '
     $3 ~ /^(_*io_uring_|rl_ring_)/ { print $3 }
     $3 ~ /^(_dl_lookup_symbol_x|_dl_lookup_direct|_dl_new_object|_dl_setup_hash|_dl_add_to_namespace_list|strcmp)$/ { print $3 }

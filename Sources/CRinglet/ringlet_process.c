@@ -64,15 +64,14 @@ void rl_join(char *out, unsigned long capacity, const char *a, const char *b, co
 // The pool is touched a node at a time, from its start: with transparent huge pages
 // ("always", as on Debian's kernels) the first touch past a 2 MiB boundary could make a
 // whole huge page resident (the emulated Orange Pi 5's demo, whose pool is 49 MB: 2,912
-// kB idle in one run, about 1 MB in the others). So the pages of a reservation of 2 MiB or more are marked MADV_NOHUGEPAGE.
-// Only whole pages inside it are marked; a kernel without THP refuses, which changes
+// kB idle in one run, about 1 MB in the others). So the whole pages of a reservation of
+// 2 MiB or more are marked MADV_NOHUGEPAGE; a kernel without THP refuses, which changes
 // nothing.
 void *rl_reserve_memory(unsigned long long bytes) {
     void *memory = malloc((size_t)bytes);
 #ifdef MADV_NOHUGEPAGE
-    long page = sysconf(_SC_PAGESIZE);
-    if (memory && page > 0 && bytes >= (2ULL << 20)) {
-        uintptr_t mask = (uintptr_t)page - 1;
+    if (memory && bytes >= (2ULL << 20)) {
+        uintptr_t mask = (uintptr_t)rl_page_bytes() - 1;
         uintptr_t start = ((uintptr_t)memory + mask) & ~mask;
         uintptr_t end = ((uintptr_t)memory + (uintptr_t)bytes) & ~mask;
         if (end > start) (void)madvise((void *)start, end - start, MADV_NOHUGEPAGE);

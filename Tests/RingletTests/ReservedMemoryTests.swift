@@ -12,8 +12,7 @@ import Testing
 private func vmFlags(at address: UnsafeRawPointer) -> [Substring]? {
     var text = [CChar](repeating: 0, count: 256)
     guard rl_test_vm_flags(address, &text, Int32(text.count)) == 0 else { return nil }
-    return String(decoding: text.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
-        .split(separator: " ")
+    return text.withUnsafeBufferPointer { String(cString: $0.baseAddress!) }.split(separator: " ")
 }
 
 private let kernelHasHugePages = access("/sys/kernel/mm/transparent_hugepage/enabled", F_OK) == 0
