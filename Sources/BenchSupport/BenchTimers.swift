@@ -74,7 +74,7 @@ package func benchTimerSummary(_ logs: [BenchTimerLog]) -> [(String, Double)] {
 // MARK: CPU time
 
 /// User and system CPU time of the whole process (every thread), in nanoseconds.
-func benchProcessCPUTime() -> (user: UInt64, system: UInt64) {
+package func benchProcessCPUTime() -> (user: UInt64, system: UInt64) {
     var usage = rusage()
     getrusage(RUSAGE_SELF.rawValue, &usage)
     func ns(_ t: timeval) -> UInt64 { UInt64(t.tv_sec) &* 1_000_000_000 &+ UInt64(t.tv_usec) &* 1000 }

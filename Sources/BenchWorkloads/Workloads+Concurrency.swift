@@ -155,13 +155,19 @@ extension Workloads {
             for _ in 0..<n / 10 { _ = await MainActor.run { benchNow() } }
             var latencies: [UInt64] = []
             latencies.reserveCapacity(n)
+            let cpuBefore = benchProcessCPUTime()
+            let wallBefore = benchNow()
             for _ in 0..<n {
                 let sent = benchNow()
                 let ran = await MainActor.run { benchNow() }
                 latencies.append(ran &- sent)
             }
+            let wall = benchNow() &- wallBefore
+            let cpuAfter = benchProcessCPUTime()
+            let cpu = (cpuAfter.user &+ cpuAfter.system) &- (cpuBefore.user &+ cpuBefore.system)
             let onMain = await MainActor.run { benchOnMainThread() }
             let out = benchLatencies(latencies) + [("ran_on_main_thread", onMain ? 1 : 0)]
+                + [("cpu_ns", Double(cpu)), ("wall_ns", Double(wall))]
                 + concurrencyExecutor() + runtimeStatistics() + [("threads_after", Double(benchThreadCount()))]
             for (key, value) in out { print("\(key) \(value)") }
             fflush(stdout)

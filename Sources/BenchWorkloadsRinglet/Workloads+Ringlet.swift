@@ -36,7 +36,9 @@ extension Workloads {
         return [("node_exhaustion_waits", Double(statistics.workNodeExhaustionWaits)),
                 ("nodes_peak", Double(statistics.workNodesPeak)),
                 ("strict_staged", Double(statistics.strictTimerFiresStaged)),
-                ("strict_reached_late", Double(statistics.strictTimerFiresReachedLate))]
+                ("strict_reached_late", Double(statistics.strictTimerFiresReachedLate)),
+                ("main_watches", Double(statistics.mainThreadWatches)),
+                ("main_watches_caught", Double(statistics.mainThreadWatchesCaught))]
     }
 
     /// While the memory row's items are pending: the work nodes they hold.

@@ -51,7 +51,11 @@ extension Bench {
                     + "the main thread in dispatchMain(), time until the closure starts: Dispatch p50 "
                     + "\(us(dispatch["p50_ns"])), p99 \(us(dispatch["p99_ns"])), max \(us(dispatch["max_ns"])); "
                     + "Ringlet p50 \(us(ringlet["p50_ns"])), p99 \(us(ringlet["p99_ns"])), max "
-                    + "\(us(ringlet["max_ns"])) (one run per side for both rows)")
+                    + "\(us(ringlet["max_ns"])) (one run per side for both rows); the process's CPU time over "
+                    + "the measured hops: Dispatch \(ms(dispatch["cpu_ns"])) in \(ms(dispatch["wall_ns"])), Ringlet "
+                    + "\(ms(ringlet["cpu_ns"])) in \(ms(ringlet["wall_ns"])); Ringlet's main thread, run dry, "
+                    + "watched for the next hop \(int(ringlet, "main_watches")) times before parking, and "
+                    + "\(int(ringlet, "main_watches_caught")) of those watches caught it")
             }
         default:
             break

@@ -3,15 +3,27 @@ import Synchronization
 /// The main queue's drainer: the main thread, inside `dispatchMain()` (or the main
 /// executor's `run`, which is the same loop). `@MainActor` jobs are nodes of the main
 /// queue's FIFO too (Concurrency/MainQueueExecutor.swift), so they and main-queue items
-/// run in one order.
-// @unchecked Sendable: its only state is a futex event and an atomic flag.
+/// run in one order. Run dry, it watches for the next token before it parks while the
+/// tokens come back to back (MainThreadWatch.swift).
+// @unchecked Sendable: its only state is a futex event and atomics.
 final class MainThread: @unchecked Sendable {
     static let shared = MainThread()
     private let event = FutexEvent()
     private let stopRequested = Atomic<Bool>(false)
+    /// When the last token was posted (monotonic nanoseconds).
+    private let lastPost = Atomic<UInt64>(0)
+    private let watchesBegun = Atomic<Int>(0)
+    private let watchesEnded = Atomic<Int>(0)
+
+    /// Watches begun, and those a token ended (`RuntimeStatistics.mainThreadWatches`).
+    var watches: Int { watchesBegun.load(ordering: .relaxed) }
+    var watchesCaught: Int { watchesEnded.load(ordering: .relaxed) }
 
     /// The main queue has a token: wake the main thread.
-    func tokenPosted() { event.post() }
+    func tokenPosted() {
+        lastPost.store(MonotonicClock.nanoseconds, ordering: .relaxed)
+        event.post()
+    }
 
     /// Drains the main queue forever. Called on the main thread only.
     func run() -> Never {
@@ -23,16 +35,43 @@ final class MainThread: @unchecked Sendable {
     func drain(until condition: () -> Bool) {
         let main = DispatchQueue.main
         let context = ThreadContext.current
+        var watch = MainThreadWatch(spinMicroseconds: RuntimeParts.shared.spinMicroseconds,
+                                    cores: Runtime.shared.configuration.cores)
+        var idleStart: UInt64 = 0  // 0: not idle
         stopRequested.store(false, ordering: .relaxed)
         while !condition() && !stopRequested.load(ordering: .relaxed) {
             let seen = event.snapshot
             let hasToken = main.lock.withLock { main.state.tokensOutstanding > 0 }
             if hasToken {
+                if idleStart != 0 {
+                    watch.idleEnded(idleStart: idleStart, posted: lastPost.load(ordering: .relaxed))
+                    idleStart = 0
+                }
                 main.drain(tokenPriority: QoSPriority(.userInteractive), from: nil, context: context, topLevel: false)
                 continue
             }
+            if idleStart == 0 {
+                idleStart = MonotonicClock.nanoseconds
+                if watch.watchNanoseconds > 0, self.watch(whileUnchangedFrom: seen, for: watch.watchNanoseconds) {
+                    continue
+                }
+            }
             _ = event.wait(ifUnchangedFrom: seen)
         }
+    }
+
+    /// Spins up to `nanoseconds` for a post (a token, or `stop()`); true when one came.
+    private func watch(whileUnchangedFrom seen: UInt32, for nanoseconds: UInt64) -> Bool {
+        watchesBegun.wrappingAdd(1, ordering: .relaxed)
+        let end = MonotonicClock.nanoseconds &+ nanoseconds
+        var pauses = 1
+        while event.snapshot == seen {
+            if MonotonicClock.nanoseconds >= end { return false }
+            for _ in 0..<pauses { ThreadControl.spinHint() }
+            pauses = min(pauses * 2, 32)
+        }
+        watchesEnded.wrappingAdd(1, ordering: .relaxed)
+        return true
     }
 
     /// Ends the current `drain(until:)` at its next look (any thread).

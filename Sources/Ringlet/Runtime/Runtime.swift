@@ -144,6 +144,8 @@ public final class Runtime: @unchecked Sendable {
             poolContextSwitches: poolContextSwitches, stallWatchArmed: snapshot.watching,
             workersBlockedInKernel: snapshot.coveredNow, workersCoveredInKernel: snapshot.coveredTotal,
             drainSpins: CounterRegistry.shared.spinTotal(),
+            mainThreadWatches: MainThread.shared.watches,
+            mainThreadWatchesCaught: MainThread.shared.watchesCaught,
             strictTimerFiresStaged: StrictTimerStages.stagedCount,
             strictTimerFiresReachedLate: StrictTimerStages.reachedLateCount,
             traceEventsRecorded: TraceRecorder.shared.recordedTotal)

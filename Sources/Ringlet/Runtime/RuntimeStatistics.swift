@@ -97,6 +97,11 @@ public struct RuntimeStatistics: Sendable {
     /// How many times since start a worker that ran a serial queue dry spun for up to
     /// `spinMicroseconds` waiting for another push, rather than let go of the queue.
     public let drainSpins: Int
+    /// How many times since start the main thread, having run the main queue dry,
+    /// watched up to ten `spinMicroseconds` for the next item before parking (it does
+    /// while the items come back to back), and how many of those watches an item ended.
+    public let mainThreadWatches: Int
+    public let mainThreadWatchesCaught: Int
     /// Fires of `.strict` timers (leeway under 300 µs) handed to a worker ahead of
     /// their deadline since start; the worker slept out the rest, so the handler
     /// started one wake-up after the deadline instead of two (Architecture,
