@@ -18,6 +18,8 @@ import Testing
         let holdThread = Atomic<Int32>(0)
         /// The node the held push swapped in after (0: the inbox was empty).
         let heldPrevious = Atomic<UInt>(0)
+        /// The CPU-time clock of the first consumer that waited on the held link.
+        let waiterClock = Mutex<Int32?>(nil)
 
         func hook(_ point: InboxHook.Point) {
             switch point {
@@ -29,6 +31,7 @@ import Testing
                 release.pass()
             case .waitingForLink(let after):
                 if after != 0, after == heldPrevious.load(ordering: .acquiring) {
+                    waiterClock.withLock { if $0 == nil { $0 = ThreadControl.cpuClock } }
                     waitedAfter.store(after, ordering: .releasing)
                 }
             case .markingTokenOut:
@@ -77,6 +80,43 @@ import Testing
         #expect(producerDone.pass())
         #expect(waited(group))
         #expect(order.values == [0, 1, 2, 3, 4])
+    }
+
+    /// A drainer waiting for a held producer's link sleeps between looks once spins and
+    /// yields did not end the wait: it used to yield for as long as the producer was
+    /// held, a whole core's time.
+    @Test func aDrainerWaitingOnAHeldLinkDoesNotSpendACore() throws {
+        let window = Window()
+        InboxHook.install { window.hook($0) }
+        defer { InboxHook.install(nil) }
+        let queue = DispatchQueue(label: "test.inbox.held-link")
+        let group = DispatchGroup()
+        let blocker = Gate()
+        let started = Gate()
+        queue.async(group: group) { started.open(); blocker.pass() }
+        #expect(started.pass())
+        queue.async(group: group) {}
+        let producerDone = Gate()
+        onOwnThread {
+            window.holdThread.store(ThreadControl.threadID, ordering: .releasing)
+            queue.async(group: group) {}
+            producerDone.open()
+        }
+        #expect(eventually { window.held.load(ordering: .acquiring) == 1 })
+        defer { window.release.open() }
+        blocker.open()
+        #expect(eventually { window.waitedAfter.load(ordering: .acquiring) != 0 })
+        let clock = try #require(window.waiterClock.withLock { $0 }, "the waiting drainer's CPU clock is unreadable")
+        let before = try #require(ThreadControl.cpuNanoseconds(of: clock))
+        let start = monotonicNanoseconds
+        sleepMilliseconds(300)  // the window measured: the producer stays held throughout
+        let spent = try #require(ThreadControl.cpuNanoseconds(of: clock)) - before
+        let elapsed = monotonicNanoseconds - start
+        #expect(spent < elapsed / 4,
+                "the drainer waiting on the held link used \(spent / 1_000_000) ms of CPU in \(elapsed / 1_000_000) ms")
+        window.release.open()
+        #expect(producerDone.pass())
+        #expect(waited(group))
     }
 
     @Test func theFirstProducerHeldBeforeItTakesTheChainStillWakesTheQueue() {

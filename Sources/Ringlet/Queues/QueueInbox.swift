@@ -196,9 +196,21 @@ struct QueueInbox: ~Copyable {
     }
 
     /// One round of waiting for a producer a few instructions from its next store: a
-    /// spin hint at first, then the processor given up (the producer may be preempted).
+    /// spin hint at first, then the processor given up (the producer may be preempted),
+    /// then sleeps from 32 µs doubling to 1 ms. A yield does not make the kernel run the
+    /// producer: it may wait on another core's run queue, or be a background worker at
+    /// SCHED_IDLE that a yield from this thread does not let in, and a waiter that only
+    /// yielded spent a whole core, with the queue's lock held, for as long as the
+    /// producer was kept off (QueueInboxTests).
     private static func backOff(_ attempts: inout Int) {
-        if attempts < 64 { ThreadControl.spinHint() } else { ThreadControl.yieldProcessor() }
+        if attempts < 64 {
+            ThreadControl.spinHint()
+        } else if attempts < 128 {
+            ThreadControl.yieldProcessor()
+        } else {
+            let nanoseconds: UInt64 = 32_000 << UInt64(min(attempts - 128, 5))
+            MonotonicClock.sleep(until: MonotonicClock.nanoseconds &+ nanoseconds)
+        }
         attempts += 1
     }
 }
