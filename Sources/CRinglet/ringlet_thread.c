@@ -64,6 +64,11 @@ int rl_sleep_until_monotonic_ns(unsigned long long deadline_ns) {
     return -r;
 }
 
+int rl_nap_ns(unsigned long long ns) {
+    struct timespec ts = { .tv_sec = (time_t)(ns / 1000000000ULL), .tv_nsec = (long)(ns % 1000000000ULL) };
+    return nanosleep(&ts, NULL) == 0 ? 0 : -errno;
+}
+
 struct rl_thread_start_args {
     rl_thread_entry entry;
     void *context;

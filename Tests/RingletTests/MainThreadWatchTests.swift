@@ -44,7 +44,7 @@ enum MainThreadWatchScenarios {
     /// 10 items each 30 ms after the last ran. This thread drains the main queue as the
     /// main thread does in `dispatchMain()`.
     ///
-    /// `spinMicroseconds` is its largest, 1 ms (a watch of 10 ms), so that the two
+    /// `spinMicroseconds` is its largest, 1,000 (a watch of 10 ms), so that the two
     /// threads meet within a watch even when the suite's other processes keep both
     /// cores busy: at 5 µs (a 50 µs watch) they hardly ever did.
     static func backToBackThenSlow() {
@@ -69,8 +69,8 @@ enum MainThreadWatchScenarios {
                 return true
             }
             // Each item is pushed once the main thread has begun to watch, or 2 ms after
-            // the last one ran when it does not: past the drain's own 1 ms spin, well
-            // inside the 10 ms watch, so a short gap turns watching on.
+            // the last one ran when it does not: well inside the 10 ms watch, so a short
+            // gap turns watching on.
             let caughtBefore = watcher.watchesCaught
             for _ in 0..<2000 {
                 let watchesSeen = watcher.watches

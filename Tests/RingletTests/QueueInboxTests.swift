@@ -18,8 +18,10 @@ import Testing
         let holdThread = Atomic<Int32>(0)
         /// The node the held push swapped in after (0: the inbox was empty).
         let heldPrevious = Atomic<UInt>(0)
-        /// The CPU-time clock of the first consumer that waited on the held link.
+        /// The CPU-time clock of the first consumer that waited on the held link, and
+        /// how many times consumers looked at that link.
         let waiterClock = Mutex<Int32?>(nil)
+        let waiterLooks = Atomic<Int>(0)
 
         func hook(_ point: InboxHook.Point) {
             switch point {
@@ -32,6 +34,7 @@ import Testing
             case .waitingForLink(let after):
                 if after != 0, after == heldPrevious.load(ordering: .acquiring) {
                     waiterClock.withLock { if $0 == nil { $0 = ThreadControl.cpuClock } }
+                    waiterLooks.wrappingAdd(1, ordering: .relaxed)
                     waitedAfter.store(after, ordering: .releasing)
                 }
             case .markingTokenOut:
@@ -108,12 +111,18 @@ import Testing
         #expect(eventually { window.waitedAfter.load(ordering: .acquiring) != 0 })
         let clock = try #require(window.waiterClock.withLock { $0 }, "the waiting drainer's CPU clock is unreadable")
         let before = try #require(ThreadControl.cpuNanoseconds(of: clock))
+        let looksBefore = window.waiterLooks.load(ordering: .relaxed)
         let start = monotonicNanoseconds
         sleepMilliseconds(300)  // the window measured: the producer stays held throughout
         let spent = try #require(ThreadControl.cpuNanoseconds(of: clock)) - before
+        let looks = window.waiterLooks.load(ordering: .relaxed) - looksBefore
         let elapsed = monotonicNanoseconds - start
+        // CPU time alone could pass a waiter that yields on a loaded machine, where the
+        // yields hand its core away; the looks count it either way (about one per
+        // millisecond asleep, hundreds of thousands yielding).
         #expect(spent < elapsed / 4,
                 "the drainer waiting on the held link used \(spent / 1_000_000) ms of CPU in \(elapsed / 1_000_000) ms")
+        #expect(looks < 5_000, "the drainer looked at the held link \(looks) times in \(elapsed / 1_000_000) ms")
         window.release.open()
         #expect(producerDone.pass())
         #expect(waited(group))

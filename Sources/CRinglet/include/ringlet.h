@@ -97,6 +97,9 @@ long long rl_clock_realtime_ns(void);
 /// the thread's timer slack at 1 ns meanwhile, then back to its default; EINTR
 /// retried). 0 or -errno.
 int rl_sleep_until_monotonic_ns(unsigned long long deadline_ns);
+/// Sleeps `ns` nanoseconds (nanosleep, the thread's timer slack left as it is; an
+/// interrupted sleep ends early). 0 or -errno.
+int rl_nap_ns(unsigned long long ns);
 
 // MARK: Threads
 

@@ -5,7 +5,8 @@ import Synchronization
 /// queue's FIFO too (Concurrency/MainQueueExecutor.swift), so they and main-queue items
 /// run in one order. Run dry, it watches for the next token before it parks while the
 /// tokens come back to back (MainThreadWatch.swift).
-// @unchecked Sendable: its only state is a futex event and atomics.
+// @unchecked Sendable: a futex event and atomics, and the watch's state, which only the
+// main thread touches.
 final class MainThread: @unchecked Sendable {
     static let shared = MainThread()
     private let event = FutexEvent()
@@ -14,9 +15,13 @@ final class MainThread: @unchecked Sendable {
     private let lastPost = Atomic<UInt64>(0)
     private let watchesBegun = Atomic<Int>(0)
     private let watchesEnded = Atomic<Int>(0)
+    /// Whether to watch before parking, kept across `drain(until:)` calls (nil: not
+    /// made yet; the runtime is started by then).
+    private var watch: MainThreadWatch?
 
-    /// Watches begun, and those a token ended (`RuntimeStatistics.mainThreadWatches`).
+    /// Watches begun (`RuntimeStatistics.mainThreadWatches`).
     var watches: Int { watchesBegun.load(ordering: .relaxed) }
+    /// Watches a token ended (`RuntimeStatistics.mainThreadWatchesCaught`).
     var watchesCaught: Int { watchesEnded.load(ordering: .relaxed) }
 
     /// The main queue has a token: wake the main thread.
@@ -35,8 +40,9 @@ final class MainThread: @unchecked Sendable {
     func drain(until condition: () -> Bool) {
         let main = DispatchQueue.main
         let context = ThreadContext.current
-        var watch = MainThreadWatch(spinMicroseconds: RuntimeParts.shared.spinMicroseconds,
-                                    cores: Runtime.shared.configuration.cores)
+        var watch = self.watch ?? MainThreadWatch(spinMicroseconds: RuntimeParts.shared.spinMicroseconds,
+                                                  cores: Runtime.shared.configuration.cores)
+        defer { self.watch = watch }
         var idleStart: UInt64 = 0  // 0: not idle
         stopRequested.store(false, ordering: .relaxed)
         while !condition() && !stopRequested.load(ordering: .relaxed) {
@@ -61,6 +67,7 @@ final class MainThread: @unchecked Sendable {
     }
 
     /// Spins up to `nanoseconds` for a post (a token, or `stop()`); true when one came.
+    /// Only a post that was not `stop()`'s counts as caught.
     private func watch(whileUnchangedFrom seen: UInt32, for nanoseconds: UInt64) -> Bool {
         watchesBegun.wrappingAdd(1, ordering: .relaxed)
         let end = MonotonicClock.nanoseconds &+ nanoseconds
@@ -70,7 +77,7 @@ final class MainThread: @unchecked Sendable {
             for _ in 0..<pauses { ThreadControl.spinHint() }
             pauses = min(pauses * 2, 32)
         }
-        watchesEnded.wrappingAdd(1, ordering: .relaxed)
+        if !stopRequested.load(ordering: .relaxed) { watchesEnded.wrappingAdd(1, ordering: .relaxed) }
         return true
     }
 

@@ -181,8 +181,9 @@ struct QueueInbox: ~Copyable {
         }
     }
 
-    /// Waits for the producer that follows `node` to link it: spins briefly, then
-    /// yields the processor (the producer may be preempted, or on this very core).
+    /// Waits for the producer that follows `node` to link it: spins briefly, yields the
+    /// processor (the producer may be preempted, or on this very core), then sleeps
+    /// between looks (`backOff`).
     @inline(never)
     private static func waitForLink(_ node: WorkNodeRef) -> WorkNodeRef {
         var attempts = 0
@@ -208,8 +209,7 @@ struct QueueInbox: ~Copyable {
         } else if attempts < 128 {
             ThreadControl.yieldProcessor()
         } else {
-            let nanoseconds: UInt64 = 32_000 << UInt64(min(attempts - 128, 5))
-            MonotonicClock.sleep(until: MonotonicClock.nanoseconds &+ nanoseconds)
+            ThreadControl.nap(nanoseconds: 32_000 << UInt64(min(attempts - 128, 5)))
         }
         attempts += 1
     }

@@ -45,8 +45,9 @@ public struct RuntimeConfiguration: Sendable, Equatable {
     /// watches for another push before it lets go (`spinMicroseconds`, default 5;
     /// 0: never). A producer that keeps up, or the other half of a ping-pong, then
     /// costs no token and no futex wake-up, which cost more than this on every board.
-    /// The main thread watches up to ten times as long while its items come back to
-    /// back (Architecture, "Async code runs on the same pool"); 0 turns both off.
+    /// It is also the unit of the main thread's watch for its next item, ten of them
+    /// long, while those items come back to back (Architecture, "Async code runs on the
+    /// same pool"); 0 turns both off.
     public var spinMicroseconds: Int
 
     /// Submission-queue entries of the manager's io_uring (`ringEntries`, 8...4096,

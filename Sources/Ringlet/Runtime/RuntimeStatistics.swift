@@ -99,8 +99,9 @@ public struct RuntimeStatistics: Sendable {
     public let drainSpins: Int
     /// How many times since start the main thread, having run the main queue dry,
     /// watched up to ten `spinMicroseconds` for the next item before parking (it does
-    /// while the items come back to back), and how many of those watches an item ended.
+    /// while the items come back to back).
     public let mainThreadWatches: Int
+    /// Of those watches, the ones an item ended before the main thread parked.
     public let mainThreadWatchesCaught: Int
     /// Fires of `.strict` timers (leeway under 300 µs) handed to a worker ahead of
     /// their deadline since start; the worker slept out the rest, so the handler

@@ -108,6 +108,11 @@ enum ThreadControl {
     /// another thread's next store that has outlasted a short spin.
     static func yieldProcessor() { rl_thread_yield() }
 
+    /// Sleeps about `nanoseconds` (nanosleep(2), with the thread's timer slack): a wait
+    /// on another thread's store that spins and yields did not end. An interrupted
+    /// sleep ends early; callers look again either way.
+    static func nap(nanoseconds: UInt64) { _ = rl_nap_ns(nanoseconds) }
+
     /// Ends the process with `status` (exit(3): atexit handlers run, stdio is flushed).
     static func exitProcess(_ status: Int32) -> Never { rl_exit(status) }
 
