@@ -245,16 +245,10 @@ extension DispatchQueue {
         context.counters.countSpin()
         state.running = 1
         lock.unlock()
-        // Look at the shared counter with growing gaps (1, 2, 4 ... 32 pauses): every look
-        // pulls the cache line the producer writes on each push away from it.
-        let end = MonotonicClock.nanoseconds &+ UInt64(spin) &* 1000
-        var pauses = 1
-        while true {
-            for _ in 0..<pauses { ThreadControl.spinHint() }
-            if !inbox.isEmpty || pushCount.load(ordering: .relaxed) != seen || MonotonicClock.nanoseconds >= end {
-                break
-            }
-            pauses = min(pauses * 2, 32)
+        // The shared counter is looked at with growing gaps: every look pulls the cache
+        // line the producer writes on each push away from it.
+        _ = ThreadControl.spin(until: MonotonicClock.nanoseconds &+ UInt64(spin) &* 1000) {
+            !inbox.isEmpty || pushCount.load(ordering: .relaxed) != seen
         }
         lock.lock()
         takeInboxWhileDrainingLocked()

@@ -70,13 +70,8 @@ final class MainThread: @unchecked Sendable {
     /// Only a post that was not `stop()`'s counts as caught.
     private func watch(whileUnchangedFrom seen: UInt32, for nanoseconds: UInt64) -> Bool {
         watchesBegun.wrappingAdd(1, ordering: .relaxed)
-        let end = MonotonicClock.nanoseconds &+ nanoseconds
-        var pauses = 1
-        while event.snapshot == seen {
-            if MonotonicClock.nanoseconds >= end { return false }
-            for _ in 0..<pauses { ThreadControl.spinHint() }
-            pauses = min(pauses * 2, 32)
-        }
+        guard ThreadControl.spin(until: MonotonicClock.nanoseconds &+ nanoseconds, for: { event.snapshot != seen })
+        else { return false }
         if !stopRequested.load(ordering: .relaxed) { watchesEnded.wrappingAdd(1, ordering: .relaxed) }
         return true
     }

@@ -104,6 +104,20 @@ enum ThreadControl {
     @inline(__always)
     static func spinHint() { rl_cpu_relax() }
 
+    /// Spins until `arrived()` holds (true) or the monotonic clock reaches `deadline`
+    /// (false), looking with growing gaps (1, 2, 4 ... 32 spin hints): every look may
+    /// pull a cache line that the thread being waited for writes away from it.
+    @inline(__always)
+    static func spin(until deadline: UInt64, for arrived: () -> Bool) -> Bool {
+        var pauses = 1
+        while !arrived() {
+            if MonotonicClock.nanoseconds >= deadline { return false }
+            for _ in 0..<pauses { spinHint() }
+            pauses = min(pauses * 2, 32)
+        }
+        return true
+    }
+
     /// Gives the processor to another runnable thread (sched_yield(2)): a wait on
     /// another thread's next store that has outlasted a short spin.
     static func yieldProcessor() { rl_thread_yield() }
