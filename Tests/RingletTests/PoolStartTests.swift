@@ -5,6 +5,7 @@
 // waited for ever). Each test holds the reserve thread back before its first look and
 // runs in a child process with its own small pool.
 
+import Synchronization
 import Testing
 @testable import Ringlet
 
@@ -23,6 +24,24 @@ private func startWithASlowReserve() {
             startWithASlowReserve()
             let parked = Runtime.statistics.parkedThreads
             #expect(parked == 3, "Runtime.start returned with \(parked) of 3 pool threads parked")
+        }
+    }
+
+    /// The threads start one at a time, in the order of the plan (high band first), so
+    /// that they make their first allocations in that order and the C library spreads
+    /// the high band over its malloc arenas (Scheduler.start). Worker 0 is held 100 ms
+    /// before its first look: started at once, the others would look meanwhile.
+    @Test func eachThreadIsCreatedOnceTheOneBeforeHasLooked() async {
+        await #expect(processExitsWith: .success) {
+            let order = Mutex<[Int]>([])
+            Scheduler.beforeFirstLook = { worker in
+                if worker.index == 0 { sleepMilliseconds(100) }
+                order.withLock { $0.append(worker.index) }
+            }
+            startRuntime(twoCoreConfiguration())
+            let seen = order.withLock { $0 }
+            #expect(seen == Array(0..<seen.count) && seen.count == Runtime.statistics.workers + Runtime.statistics.reserve,
+                    "the pool threads made their first looks in the order \(seen)")
         }
     }
 
