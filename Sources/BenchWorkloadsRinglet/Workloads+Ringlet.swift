@@ -38,7 +38,8 @@ extension Workloads {
                 ("strict_staged", Double(statistics.strictTimerFiresStaged)),
                 ("strict_reached_late", Double(statistics.strictTimerFiresReachedLate)),
                 ("main_watches", Double(statistics.mainThreadWatches)),
-                ("main_watches_caught", Double(statistics.mainThreadWatchesCaught))]
+                ("main_watches_caught", Double(statistics.mainThreadWatchesCaught)),
+                ("manager_wait_wakes", Double(statistics.workerWakesInManagerWait))]
     }
 
     /// While the memory row's items are pending: the work nodes they hold.

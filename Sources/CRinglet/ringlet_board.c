@@ -120,6 +120,7 @@ static const struct { int opcode; const char *name; } rl_used_opcodes[] = {
     { IORING_OP_READ, "READ (Linux 5.6)" },
     { IORING_OP_WRITE, "WRITE (Linux 5.6)" },
     { IORING_OP_ASYNC_CANCEL, "ASYNC_CANCEL (Linux 5.5)" },
+    { 52, "FUTEX_WAKE (Linux 6.7; optional: the manager wakes workers in its own wait)" },
 };
 
 int rl_uring_used_opcode_count(void) { return (int)(sizeof rl_used_opcodes / sizeof rl_used_opcodes[0]); }

@@ -152,6 +152,30 @@ int rl_ring_prep_poll_in(rl_ring *ring, int fd, unsigned long long user_data) {
     return 0;
 }
 
+// IORING_OP_FUTEX_WAKE (Linux 6.7); liburing before 2.5 does not name it. Its fields
+// (io_futex_prep, io_uring/futex.c): addr the futex word, addr2 how many to wake, addr3
+// the bitset, fd the FUTEX2_* flags.
+enum { RL_IORING_OP_FUTEX_WAKE = 52, RL_FUTEX2_SIZE_U32 = 0x02, RL_FUTEX2_PRIVATE = 128 };
+
+int rl_ring_supports_futex_wake(rl_ring *ring) {
+    struct io_uring_probe *probe = io_uring_get_probe_ring(&ring->ring);
+    if (!probe) return 0;
+    int supported = io_uring_opcode_supported(probe, RL_IORING_OP_FUTEX_WAKE);
+    io_uring_free_probe(probe);
+    return supported;
+}
+
+int rl_ring_prep_futex_wake(rl_ring *ring, unsigned int *word, unsigned long long user_data) {
+    struct io_uring_sqe *sqe = rl_ring_sqe(ring);
+    if (!sqe) return -EBUSY;
+    io_uring_prep_rw(RL_IORING_OP_FUTEX_WAKE, sqe, RL_FUTEX2_SIZE_U32 | RL_FUTEX2_PRIVATE, word, 0, 1);
+    sqe->addr3 = 0xffffffffu;  // FUTEX_BITSET_MATCH_ANY: the waiters use plain FUTEX_WAIT
+    // A wake that worked posts nothing; one that failed posts its error.
+    sqe->flags |= IOSQE_CQE_SKIP_SUCCESS;
+    io_uring_sqe_set_data64(sqe, user_data);
+    return 0;
+}
+
 int rl_ring_submit_and_wait(rl_ring *ring, unsigned int wait_nr) {
     return io_uring_submit_and_wait(&ring->ring, wait_nr);
 }

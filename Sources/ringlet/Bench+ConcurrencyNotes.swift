@@ -97,10 +97,14 @@ extension Bench {
                      scale: BenchScale) -> [String] {
         func int(_ result: BenchChildResult, _ key: String) -> Int { Int(result[key] ?? 0) }
         func side(_ name: String, _ result: BenchChildResult) -> String {
-            var text = "\(name) \(int(result, "switches")) switches (\(int(result, "threads_woken")) threads woke), "
+            var text = "\(name) \(int(result, "switches")) switches (\(int(result, "nonvoluntary")) involuntary, "
+                + "\(int(result, "threads_woken")) threads woke), "
                 + "CPU " + benchFigure((result["cpu_ns"] ?? 0) / 1e6) + " ms; \(int(result, "samples")) samples, "
                 + "\(int(result, "log_writes")) log records, \(int(result, "summary_writes")) summaries, "
                 + "\(int(result, "device_reads")) reads of \(int(result, "device_writes")) device writes"
+            if let wakes = result["manager_wait_wakes"] {
+                text += "; \(Int(wakes)) workers woken from the manager's wait (the whole run)"
+            }
             if result["energy_available"] == 1 {
                 text += "; RAPL " + benchFigure((result["energy_uj"] ?? 0) / 1000) + " mJ"
             }

@@ -272,6 +272,11 @@ int rl_ring_prep_read(rl_ring *ring, int fd, void *buffer, unsigned int length, 
                       unsigned long long user_data);
 /// Queues a one-shot POLLIN poll of `fd` (IORING_OP_POLL_ADD, Linux 5.1+).
 int rl_ring_prep_poll_in(rl_ring *ring, int fd, unsigned long long user_data);
+/// 1 when the kernel has IORING_OP_FUTEX_WAKE (Linux 6.7), else 0.
+int rl_ring_supports_futex_wake(rl_ring *ring);
+/// Queues a wake of one waiter on the private futex `word` (IORING_OP_FUTEX_WAKE). It
+/// completes only on failure (IOSQE_CQE_SKIP_SUCCESS), with -errno and `user_data`.
+int rl_ring_prep_futex_wake(rl_ring *ring, unsigned int *word, unsigned long long user_data);
 /// Submits what is queued and waits for at least `wait_nr` completions.
 /// Returns the number submitted, or -errno (EINTR, EBUSY, EAGAIN...).
 int rl_ring_submit_and_wait(rl_ring *ring, unsigned int wait_nr);

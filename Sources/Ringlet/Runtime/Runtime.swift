@@ -40,7 +40,7 @@ public final class Runtime: @unchecked Sendable {
         placement = CorePlacement.forMachine(profile?.placement, board: profile?.board ?? "",
                                              onlineCPUs: ThreadControl.onlineCPUs)
         scheduler = try Scheduler(configuration: configuration, placement: placement)
-        manager = ManagerThread(configuration: configuration, backendRequest: backend)
+        manager = ManagerThread(configuration: configuration, backendRequest: backend, scheduler: scheduler)
     }
 
     /// Starts the runtime with `configuration`. Call it before any queue is used;
@@ -146,6 +146,7 @@ public final class Runtime: @unchecked Sendable {
             drainSpins: CounterRegistry.shared.spinTotal(),
             mainThreadWatches: MainThread.shared.watches,
             mainThreadWatchesCaught: MainThread.shared.watchesCaught,
+            workerWakesInManagerWait: manager.workerWakesInWaitCount,
             strictTimerFiresStaged: StrictTimerStages.stagedCount,
             strictTimerFiresReachedLate: StrictTimerStages.reachedLateCount,
             traceEventsRecorded: TraceRecorder.shared.recordedTotal)

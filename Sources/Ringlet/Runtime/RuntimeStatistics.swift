@@ -103,6 +103,12 @@ public struct RuntimeStatistics: Sendable {
     public let mainThreadWatches: Int
     /// Of those watches, the ones an item ended before the main thread parked.
     public let mainThreadWatchesCaught: Int
+    /// Workers the manager woke from inside its own wait since start: the wake went to
+    /// the kernel in the io_uring_enter in which the manager went to sleep
+    /// (IORING_OP_FUTEX_WAKE, Linux 6.7+), so a worker woken on the manager's CPU did
+    /// not preempt it first. 0 on older kernels and on the epoll backend, where each
+    /// wake is a futex(2) call.
+    public let workerWakesInManagerWait: Int
     /// Fires of `.strict` timers (leeway under 300 µs) handed to a worker ahead of
     /// their deadline since start; the worker slept out the rest, so the handler
     /// started one wake-up after the deadline instead of two (Architecture,

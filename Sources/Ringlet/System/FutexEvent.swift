@@ -24,9 +24,19 @@ struct FutexEvent: @unchecked Sendable {
     /// Wakes up to `count` sleepers (after making the word differ from any snapshot).
     @inline(__always)
     func post(wake count: Int32 = 1) {
-        _ = rl_atomic_add_u32(word, 1)
-        _ = rl_futex_wake(word, count)
+        announce()
+        wake(count)
     }
+
+    /// The first half of `post`: makes the word differ from any snapshot, so that a
+    /// sleeper whose wake comes later (`wake`, or a futex wake queued on a ring) and
+    /// a waiter about to sleep both see the post.
+    @inline(__always)
+    func announce() { _ = rl_atomic_add_u32(word, 1) }
+
+    /// The second half of `post`: wakes up to `count` sleepers.
+    @inline(__always)
+    func wake(_ count: Int32 = 1) { _ = rl_futex_wake(word, count) }
 
     /// Sleeps while the word still equals `seen`, at most `timeoutNanoseconds`
     /// (negative: no limit). Returns false only on timeout; true when posted or woken

@@ -31,6 +31,9 @@ final class Ring {
     let setupFlags: UInt32
     /// IORING_FEAT_* bits reported by io_uring_setup(2) (0 on epoll).
     let features: UInt32
+    /// The kernel takes futex wakes as requests (IORING_OP_FUTEX_WAKE, Linux 6.7; false
+    /// on epoll): `prepareFutexWake`.
+    let wakesFutexes: Bool
 
     /// Creates an io_uring; the completion queue is at least 4× the submission queue.
     /// Throws `RingUnavailable`, which names the cause and the fix.
@@ -52,6 +55,7 @@ final class Ring {
         epoll = nil
         setupFlags = flags
         self.features = features
+        wakesFutexes = rl_ring_supports_futex_wake(ring) == 1
     }
 
     /// Creates the epoll backend with `helperThreads` I/O helper threads. Throws the
@@ -61,6 +65,7 @@ final class Ring {
         epoll = try EpollQueue(helperThreads: helperThreads)
         setupFlags = 0
         features = 0
+        wakesFutexes = false
     }
 
     deinit {
@@ -146,6 +151,20 @@ final class Ring {
         if try injected(userData) { return }
         if let epoll { return epoll.queue(.poll(fd: fd, events: events, multishot: multishot, userData: userData)) }
         let r = rl_ring_prep_poll(handle, fd, events, multishot ? 1 : 0, userData)
+        if r < 0 { throw Errno(negated: r) }
+    }
+
+    /// Queues a wake of one thread sleeping on the futex `word`, carried out when the
+    /// queue is next submitted: in the same io_uring_enter as the owner's wait, so a
+    /// woken thread that the kernel puts on the owner's CPU does not preempt the owner
+    /// before it sleeps. Only when `wakesFutexes`. It completes only if it failed.
+    func prepareFutexWake(word: UnsafeMutablePointer<UInt32>, userData: UInt64) throws(Errno) {
+        if let fault = SyscallFaults.take(.workerWake) {
+            if fault == .busy { throw fault }
+            synthetic.append(Completion(userData: userData, result: -fault.rawValue, flags: 0))
+            return
+        }
+        let r = rl_ring_prep_futex_wake(handle, word, userData)
         if r < 0 { throw Errno(negated: r) }
     }
 

@@ -12,6 +12,9 @@ enum SyscallFaults {
         case ringPrepare
         /// The kernel answers a poll or timeout request at once with the error.
         case requestCompletion
+        /// A worker's wake queued on the ring (`Ring.prepareFutexWake`): EBUSY finds the
+        /// submission queue full (thrown); another error is the kernel's answer.
+        case workerWake
         /// open(2) of a DispatchIO path (`Descriptors.open`).
         case open
         /// fstat(2) (`Descriptors.status`, `Descriptors.identity`).

@@ -58,15 +58,13 @@ extension ManagerThread {
         }
     }
 
-    /// Runs the action of every timer whose window contains `now`; the workers these
-    /// pushes wake are woken once all are pushed (`Scheduler.beginWakeBatch`).
+    /// Runs the action of every timer whose window contains `now`. Called inside the
+    /// reap's wake batch: the workers these pushes wake are woken once all are pushed
+    /// (`Scheduler.beginWakeBatch`, ManagerThread+WorkerWakes.swift).
     func fire(at now: UInt64) {
         let firings = timers.fire(at: now)
         if firings.isEmpty { return }
         trace?.record(.timerWindow, arg: UInt32(truncatingIfNeeded: firings.count))
-        let scheduler = RuntimeParts.shared.scheduler.takeUnretainedValue()
-        scheduler.beginWakeBatch()
-        defer { scheduler.endWakeBatch() }
         for firing in firings {
             guard let owner = timerOwners[firing.handle.slot] else { continue }
             switch owner.target {
