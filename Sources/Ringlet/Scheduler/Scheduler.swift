@@ -91,8 +91,8 @@ final class Scheduler: @unchecked Sendable {
     /// (glibc's malloc/arena.c, `reused_arena`), spreads the high band — the first
     /// threads of the plan — over different arenas. Started all at once, the threads
     /// took arenas in whatever order the kernel ran them, and in about half the runs two
-    /// high-band workers shared one: 1,000 tasks' 20 `Task.sleep`s then cost 370–500
-    /// context switches instead of 110–190, most of them waits for the arena's lock.
+    /// high-band workers shared one: 1,000 tasks' 20 `Task.sleep`s then cost 375–500
+    /// context switches instead of 94–244, most of them waits for the arena's lock.
     func start() throws(RuntimeError) {
         let plan = configuration.workerPlan
         var index = 0
