@@ -1,4 +1,3 @@
-import CRinglet
 import Synchronization
 
 /// How the manager wakes the workers its pushes chose (timer windows, source events;
