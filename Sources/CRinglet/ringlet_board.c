@@ -2,6 +2,7 @@
 // sysfs files, memory and page size, the kernel release, CPU affinity for big.LITTLE
 // placement, and io_uring feature probes for `ringlet board`. See include/ringlet.h.
 #include "ringlet.h"
+#include "ringlet_internal.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -120,7 +121,7 @@ static const struct { int opcode; const char *name; } rl_used_opcodes[] = {
     { IORING_OP_READ, "READ (Linux 5.6)" },
     { IORING_OP_WRITE, "WRITE (Linux 5.6)" },
     { IORING_OP_ASYNC_CANCEL, "ASYNC_CANCEL (Linux 5.5)" },
-    { 52, "FUTEX_WAKE (Linux 6.7; optional: the manager wakes workers in its own wait)" },
+    { RL_IORING_OP_FUTEX_WAKE, "FUTEX_WAKE (Linux 6.7; optional: the manager wakes workers in its own wait)" },
 };
 
 int rl_uring_used_opcode_count(void) { return (int)(sizeof rl_used_opcodes / sizeof rl_used_opcodes[0]); }

@@ -14,4 +14,8 @@ void rl_signal_block_asynchronous(void);
 const char *rl_decimal(char digits[21], long long value);
 void rl_join(char *out, unsigned long capacity, const char *a, const char *b, const char *c);
 
+/// IORING_OP_FUTEX_WAKE (Linux 6.7), which liburing before 2.5 does not name: queued by
+/// the manager (ringlet_uring.c), listed by `ringlet board` (ringlet_board.c).
+enum { RL_IORING_OP_FUTEX_WAKE = 52 };
+
 #endif

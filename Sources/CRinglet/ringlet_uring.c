@@ -1,6 +1,7 @@
 // ringlet_uring.c — io_uring probing and the manager thread's ring with liburing:
 // setup, timeouts, reads, eventfds. Source requests are in ringlet_source.c.
 #include "ringlet.h"
+#include "ringlet_internal.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -152,10 +153,9 @@ int rl_ring_prep_poll_in(rl_ring *ring, int fd, unsigned long long user_data) {
     return 0;
 }
 
-// IORING_OP_FUTEX_WAKE (Linux 6.7); liburing before 2.5 does not name it. Its fields
-// (io_futex_prep, io_uring/futex.c): addr the futex word, addr2 how many to wake, addr3
-// the bitset, fd the FUTEX2_* flags.
-enum { RL_IORING_OP_FUTEX_WAKE = 52, RL_FUTEX2_SIZE_U32 = 0x02, RL_FUTEX2_PRIVATE = 128 };
+// IORING_OP_FUTEX_WAKE's fields (io_futex_prep, io_uring/futex.c): addr the futex word,
+// addr2 how many to wake, addr3 the bitset, fd the FUTEX2_* flags.
+enum { RL_FUTEX2_SIZE_U32 = 0x02, RL_FUTEX2_PRIVATE = 128 };
 
 int rl_ring_supports_futex_wake(rl_ring *ring) {
     struct io_uring_probe *probe = io_uring_get_probe_ring(&ring->ring);

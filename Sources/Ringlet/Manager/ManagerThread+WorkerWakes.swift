@@ -1,10 +1,10 @@
 import Synchronization
 
 /// How the manager wakes the workers its pushes chose (timer windows, source events;
-/// DispatchIO's completions wake theirs at once): all at once when its reap of the ring is done
-/// (Scheduler+WakeBatch.swift), and, where the kernel takes futex wakes as io_uring
-/// requests (IORING_OP_FUTEX_WAKE, Linux 6.7), from inside the io_uring_enter in which
-/// the manager goes back to sleep.
+/// DispatchIO's completions wake theirs at once): all at once when its reap of the ring
+/// is done (Scheduler+WakeBatch.swift), and, where the kernel takes futex wakes as
+/// io_uring requests (IORING_OP_FUTEX_WAKE, Linux 6.7), from inside the io_uring_enter
+/// in which the manager goes back to sleep.
 ///
 /// Why: a worker the kernel wakes on the manager's own CPU preempts the manager at the
 /// return of its futex(2) call, and the manager runs again only to go to sleep — three

@@ -10,11 +10,8 @@ import Synchronization
 /// woken then drains it in one go. Other threads' submissions are never deferred.
 ///
 /// The manager batches the wake-ups of a whole reap of its ring (timer windows, source
-/// events; DispatchIO's completions wake at once, ManagerThread.reap) and, where the kernel takes futex wakes as io_uring requests (Linux 6.7), hands
-/// them to its ring, so that they happen inside the io_uring_enter in which it goes
-/// to sleep (`ManagerThread.endWakeBatch`): a worker woken on the manager's CPU then
-/// no longer preempts the manager just before it sleeps, which cost a third context
-/// switch per hand-off (measured: 122 of the manager's 422 in 5 s of the sensor logger).
+/// events; DispatchIO's completions wake at once), and may hand them to its ring so that
+/// they happen as it goes to sleep (ManagerThread+WorkerWakes.swift).
 extension Scheduler {
     /// The calling thread's pushes from now on wake their workers only at
     /// `endWakeBatch()`. Manager thread only; batches do not nest.
