@@ -28,15 +28,28 @@ struct FutexLock: @unchecked Sendable {
         lockContended()
     }
 
+    /// How many looks a contended lock takes before its thread sleeps, with a spin hint
+    /// between them, and again after each wake-up (`ParkingLock` too). Critical sections
+    /// in the runtime are a few dozen instructions: a holder on another core is usually
+    /// done within them. A woken thread used to go straight back to sleep when its one
+    /// look found the lock taken again, so two threads taking one lock by turns could
+    /// fall into sleeping on it by turns.
+    static let spins = 64
+
     @inline(never)
     private func lockContended() {
-        // Spin briefly: critical sections in the runtime are a few dozen instructions.
-        for _ in 0..<64 {
-            if rl_atomic_load_u32(word) == 0, rl_atomic_cas_u32(word, 0, 1) != 0 { return }
-        }
-        // Mark the lock contended; sleep until the holder's unlock wakes us.
-        while rl_atomic_exchange_u32(word, 2) != 0 {
+        // A thread that slept takes the lock marked contended: others may still sleep,
+        // and only the mark makes the next unlock wake one of them.
+        var mark: UInt32 = 1
+        while true {
+            for _ in 0..<Self.spins {
+                if rl_atomic_load_u32(word) == 0, rl_atomic_cas_u32(word, 0, mark) != 0 { return }
+                rl_cpu_relax()
+            }
+            // Mark the lock contended; sleep until the holder's unlock wakes us.
+            if rl_atomic_exchange_u32(word, 2) == 0 { return }
             _ = rl_futex_wait(word, 2, -1)
+            mark = 2
         }
     }
 

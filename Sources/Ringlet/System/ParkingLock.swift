@@ -33,13 +33,15 @@ struct ParkingLock: ~Copyable {
 
     @inline(never)
     private func lockContended() {
-        // Spin briefly: the critical sections of a queue are a few dozen instructions.
-        for _ in 0..<64 {
-            if word.load(ordering: .relaxed) == 0,
-               word.compareExchange(expected: 0, desired: 1, ordering: .acquiring).exchanged { return }
-            ThreadControl.spinHint()
-        }
+        // As FutexLock's: spin briefly, and again after each wake-up. Unlike FutexLock's,
+        // a woken thread may take the lock unmarked: an unlock wakes every sleeper of
+        // its parking word, so none is left to the next unlock.
         while true {
+            for _ in 0..<FutexLock.spins {
+                if word.load(ordering: .relaxed) == 0,
+                   word.compareExchange(expected: 0, desired: 1, ordering: .acquiring).exchanged { return }
+                ThreadControl.spinHint()
+            }
             // Read the parking word before marking the lock contended: an unlock after
             // the mark bumps it, so the sleep below cannot miss that unlock.
             let seen = ParkingLot.snapshot(place)
