@@ -32,7 +32,7 @@ import Synchronization
 ///
 ///   (1) SleepWindow.reached, on the manager thread   (2) SleepRegistry.jobWillRun
 // @unchecked Sendable: `handle` is read and written on the manager thread only; the rest is immutable.
-final class SleepWindow: @unchecked Sendable {
+final class SleepWindow: ManagerTimerTarget, @unchecked Sendable {
     let node: WorkNodeRef
     let target: DispatchQueue?
     /// The sleeping task's address (0: the sleep was not called from a task).
@@ -77,15 +77,15 @@ final class SleepWindow: @unchecked Sendable {
         let deadline = MonotonicClock.nanoseconds &+ delay
         // Armed before it is registered, so that a cancellation found through the
         // registry always reaches the manager after the window was armed.
-        manager.submit(.run { _ in
-            window.handle = manager.armTimer(deadline: deadline, wall: false, interval: 0, leeway: leeway,
-                                             owner: .action { window.reached() })
-        }, neededBy: TimerQueue.aim(deadline: deadline, leeway: leeway))
+        manager.submit(.arm(window, deadline: deadline, leeway: leeway),
+                       neededBy: TimerQueue.aim(deadline: deadline, leeway: leeway))
         if window.sleeper != 0 { SleepRegistry.shared.insert(window) }
     }
 
+    override func armed(_ handle: TimerQueue.Handle) { self.handle = handle }
+
     /// Manager thread: the window is reached; the wake-up job goes to its executor.
-    private func reached() {
+    override func reached() {
         handle = nil
         RuntimeParts.shared.manager._withUnsafeGuaranteedRef { $0.trace?.record(.sleepReached) }
         if sleeper != 0 { SleepRegistry.shared.remove(self) }

@@ -27,6 +27,8 @@ final class ManagerThread: @unchecked Sendable {
         /// Arm a one-shot timer: at `deadline` (window `leeway` wide) push `action`.
         /// With `wall`, `deadline` is wall-clock time and follows changes of the clock.
         case oneShot(deadline: UInt64, leeway: UInt64, wall: Bool, action: TimerAction)
+        /// Arm a one-shot timer owned by `target` (ManagerTimerTarget.swift).
+        case arm(ManagerTimerTarget, deadline: UInt64, leeway: UInt64)
         /// Arm a source's kernel side (poll, signal, timer).
         case register(DispatchSource)
         /// A timer source's schedule changed.
@@ -70,6 +72,7 @@ final class ManagerThread: @unchecked Sendable {
     struct TimerOwner {
         enum Target {
             case action(TimerAction)
+            case target(ManagerTimerTarget)
             case source(DispatchSource)
         }
         var target: Target
@@ -285,6 +288,9 @@ final class ManagerThread: @unchecked Sendable {
             switch request {
             case .oneShot(let deadline, let leeway, let wall, let action):
                 armTimer(deadline: deadline, wall: wall, interval: 0, leeway: leeway, owner: .action(action))
+            case .arm(let target, let deadline, let leeway):
+                target.armed(armTimer(deadline: deadline, wall: false, interval: 0, leeway: leeway,
+                                      owner: .target(target)))
             case .register(let source): register(source, ring.unsafelyUnwrapped)
             case .reschedule(let source): reschedule(source)
             case .cancel(let source): unregister(source, ring.unsafelyUnwrapped)

@@ -62,6 +62,7 @@ extension ManagerThread {
         switch owner.target {
         case .source(let source): return source.name + wall
         case .action: return "an asyncAfter item or a runtime tick" + wall
+        case .target: return "a sleeping task's window"
         }
     }
 

@@ -71,6 +71,9 @@ extension ManagerThread {
             case .action(let action):
                 timerOwners[firing.handle.slot] = nil
                 action()
+            case .target(let target):
+                timerOwners[firing.handle.slot] = nil
+                target.reached()
             case .source(let source):
                 // A repeating timer stays armed under a new generation; a one-shot is gone.
                 let current = timers.currentHandle(slot: firing.handle.slot)
