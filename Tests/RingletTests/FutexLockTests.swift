@@ -20,22 +20,12 @@ import Testing
         let counted = Counted()
         let rounds = 4_000
         let threads = 4
-        let done = DispatchGroup()
-        for _ in 0..<threads {
-            done.enter()
-            do {
-                try ThreadControl.start(stackBytes: 0) {
-                    for round in 0..<rounds {
-                        counted.lock.withLock {
-                            counted.value += 1
-                            if round % 32 == 0 { for _ in 0..<4_000 { ThreadControl.spinHint() } }
-                        }
-                    }
-                    done.leave()
+        let done = onOwnThreads(threads) { _ in
+            for round in 0..<rounds {
+                counted.lock.withLock {
+                    counted.value += 1
+                    if round % 32 == 0 { for _ in 0..<4_000 { ThreadControl.spinHint() } }
                 }
-            } catch {
-                Issue.record("could not start a thread: \(error)")
-                done.leave()
             }
         }
         #expect(waited(done))

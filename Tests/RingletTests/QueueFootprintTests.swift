@@ -49,24 +49,14 @@ func heapBlockBytes<T>(_ block: UnsafeMutablePointer<T>) -> Int { heapBlockBytes
         let locks = [Counted(), Counted()]
         let rounds = 2_000
         let threads = 4
-        let done = DispatchGroup()
-        for thread in 0..<threads {
-            done.enter()
-            do {
-                try ThreadControl.start(stackBytes: 0) {
-                    for round in 0..<rounds {
-                        let counted = locks[(round + thread) % 2]
-                        counted.lock.withLock {
-                            counted.value += 1
-                            // Hold the lock a while now and then, so waiters give up spinning.
-                            if round % 64 == 0 { for _ in 0..<2_000 { ThreadControl.spinHint() } }
-                        }
-                    }
-                    done.leave()
+        let done = onOwnThreads(threads) { thread in
+            for round in 0..<rounds {
+                let counted = locks[(round + thread) % 2]
+                counted.lock.withLock {
+                    counted.value += 1
+                    // Hold the lock a while now and then, so waiters give up spinning.
+                    if round % 64 == 0 { for _ in 0..<2_000 { ThreadControl.spinHint() } }
                 }
-            } catch {
-                Issue.record("could not start a thread: \(error)")
-                done.leave()
             }
         }
         #expect(waited(done))

@@ -4,25 +4,6 @@
 import Testing
 @testable import Ringlet
 
-/// Starts `count` plain threads (not pool threads) running `body(index)`; the
-/// returned group empties when all have returned.
-private func startProducerThreads(_ count: Int, _ body: @escaping @Sendable (Int) -> Void) -> DispatchGroup {
-    let finished = DispatchGroup()
-    for index in 0..<count {
-        finished.enter()
-        do throws(Errno) {
-            try ThreadControl.start(stackBytes: 0) {
-                body(index)
-                finished.leave()
-            }
-        } catch {
-            Issue.record("could not start producer thread \(index): \(error)")
-            finished.leave()
-        }
-    }
-    return finished
-}
-
 /// Per-(queue, producer) "last index seen", touched only by items of that serial
 /// queue, so the queue's exclusivity is its only protection.
 private final class SequenceCheck: @unchecked Sendable {
@@ -64,7 +45,7 @@ private final class SequenceCheck: @unchecked Sendable {
         let items = DispatchGroup()
         let start = monotonicNanoseconds
 
-        let producing = startProducerThreads(producers) { producer in
+        let producing = onOwnThreads(producers) { producer in
             let base = producer * perProducer
             for index in 0..<perProducer {
                 let slot = base + index
@@ -101,7 +82,7 @@ private final class SequenceCheck: @unchecked Sendable {
         let box = Box()
         let meter = OverlapMeter()
         let items = DispatchGroup()
-        let producing = startProducerThreads(threads) { thread in
+        let producing = onOwnThreads(threads) { thread in
             for index in 0..<operations {
                 if (index + thread) % 3 == 0 {
                     let seen = queue.sync { meter.measure { () -> Int in

@@ -249,6 +249,25 @@ func onOwnThread(_ body: @escaping @Sendable () -> Void) {
     }
 }
 
+/// Runs `body(index)` on `count` threads of their own, index 0 to count - 1; the group
+/// it returns is left once each has returned (or could not start, which is recorded).
+func onOwnThreads(_ count: Int, _ body: @escaping @Sendable (Int) -> Void) -> DispatchGroup {
+    let done = DispatchGroup()
+    for index in 0..<count {
+        done.enter()
+        do throws(Errno) {
+            try ThreadControl.start(stackBytes: 0) {
+                body(index)
+                done.leave()
+            }
+        } catch {
+            Issue.record("could not start thread \(index) of \(count): \(error)")
+            done.leave()
+        }
+    }
+    return done
+}
+
 /// The QoS level the calling thread runs at, as the runtime sees it.
 var currentLevel: QoSLevel { ThreadContext.current.currentPriority.level }
 
