@@ -112,8 +112,8 @@ int rl_uring_setup_flags_supported(unsigned int flags) {
 }
 
 // Every operation the manager submits, and WRITE for DispatchIO; rl_ring_missing_opcode checks
-// the ones the manager cannot start without.
-static const struct { int opcode; const char *name; } rl_used_opcodes[] = {
+// the ones the manager cannot start without, the others are optional (1).
+static const struct { int opcode; const char *name; int optional; } rl_used_opcodes[] = {
     { IORING_OP_POLL_ADD, "POLL_ADD (Linux 5.1)" },
     { IORING_OP_POLL_REMOVE, "POLL_REMOVE (Linux 5.1)" },
     { IORING_OP_TIMEOUT, "TIMEOUT (Linux 5.4)" },
@@ -121,7 +121,7 @@ static const struct { int opcode; const char *name; } rl_used_opcodes[] = {
     { IORING_OP_READ, "READ (Linux 5.6)" },
     { IORING_OP_WRITE, "WRITE (Linux 5.6)" },
     { IORING_OP_ASYNC_CANCEL, "ASYNC_CANCEL (Linux 5.5)" },
-    { RL_IORING_OP_FUTEX_WAKE, "FUTEX_WAKE (Linux 6.7; optional: the manager wakes workers in its own wait)" },
+    { RL_IORING_OP_FUTEX_WAKE, "FUTEX_WAKE (Linux 6.7: the manager wakes workers in its own wait)", 1 },
 };
 
 int rl_uring_used_opcode_count(void) { return (int)(sizeof rl_used_opcodes / sizeof rl_used_opcodes[0]); }
@@ -129,6 +129,10 @@ int rl_uring_used_opcode_count(void) { return (int)(sizeof rl_used_opcodes / siz
 const char *rl_uring_used_opcode_name(int i) {
     if (i < 0 || i >= rl_uring_used_opcode_count()) return "";
     return rl_used_opcodes[i].name;
+}
+
+int rl_uring_used_opcode_optional(int i) {
+    return i >= 0 && i < rl_uring_used_opcode_count() && rl_used_opcodes[i].optional;
 }
 
 int rl_uring_used_opcode_supported(int i) {

@@ -79,9 +79,9 @@ struct BoardCommand: ParsableCommand {
             print("  setup flag \(flag.name): \(flag.supported ? "supported" : "not supported")")
         }
         for operation in features.operations {
-            let missing = operation.name.contains("optional") ? "not supported" : "MISSING"
+            let missing = operation.optional ? "not supported" : "MISSING"
             let state = operation.supported.map { $0 ? "supported" : missing } ?? "unknown (no probe before Linux 5.6)"
-            print("  operation \(operation.name): \(state)")
+            print("  operation \(operation.name)\(operation.optional ? ", optional" : ""): \(state)")
         }
     }
 

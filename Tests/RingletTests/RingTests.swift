@@ -153,6 +153,19 @@ struct RingTests {
         _ = try Ring(submissionEntries: 8, completionEntries: 32)
     }
 
+    /// `ringlet board`'s list: only FUTEX_WAKE is optional (the manager then wakes
+    /// workers with futex(2)), and where the manager's ring starts, the probe lists
+    /// every operation that is not.
+    @Test(.enabled(if: RingAvailability.works, "io_uring is refused here"))
+    func onlyTheQueuedFutexWakeIsOptional() {
+        let operations = IOUringFeatures.probe().operations
+        #expect(operations.filter(\.optional).map(\.name).allSatisfy { $0.hasPrefix("FUTEX_WAKE") })
+        #expect(operations.contains { $0.optional })
+        for operation in operations where !operation.optional {
+            #expect(operation.supported != false, "the manager's ring started without \(operation.name)")
+        }
+    }
+
     @Test func anEventfdFailureIsThrown() {
         SyscallFaults.inject(.eventfdCreate, .noMemory)
         defer { SyscallFaults.reset() }

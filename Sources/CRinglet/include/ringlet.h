@@ -472,11 +472,13 @@ int rl_thread_get_affinity(int tid, int *cpus, int capacity);
 /// -errno when io_uring itself is refused.
 int rl_uring_setup_flags_supported(unsigned int flags);
 /// The io_uring operations the runtime uses, for reports: their count, and for
-/// index `i` a static name with the Linux version that added it, and whether this
-/// kernel's probe has it (1), lacks it (0), or cannot tell (-errno; kernels < 5.6
-/// have no probe).
+/// index `i` a static name with the Linux version that added it, whether the runtime
+/// works without it (1: optional, 0: the manager refuses the ring without it), and
+/// whether this kernel's probe has it (1), lacks it (0), or cannot tell (-errno;
+/// kernels < 5.6 have no probe).
 int rl_uring_used_opcode_count(void);
 const char *rl_uring_used_opcode_name(int i);
+int rl_uring_used_opcode_optional(int i);
 int rl_uring_used_opcode_supported(int i);
 
 #ifdef __cplusplus

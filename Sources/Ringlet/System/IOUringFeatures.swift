@@ -15,6 +15,9 @@ public struct IOUringFeatures: Sendable {
     /// (nil: the kernel has no probe, before Linux 5.6).
     public struct Operation: Sendable {
         public let name: String
+        /// The runtime works without it (it then does the same another way); the
+        /// others it cannot run the ring without.
+        public let optional: Bool
         public let supported: Bool?
     }
 
@@ -47,7 +50,8 @@ public struct IOUringFeatures: Sendable {
         for index in 0..<rl_uring_used_opcode_count() {
             let name = String(cString: rl_uring_used_opcode_name(index))
             let supported = rl_uring_used_opcode_supported(index)
-            operations.append(Operation(name: name, supported: supported < 0 ? nil : supported == 1))
+            operations.append(Operation(name: name, optional: rl_uring_used_opcode_optional(index) == 1,
+                                        supported: supported < 0 ? nil : supported == 1))
         }
         return IOUringFeatures(unavailable: nil, featureBits: info.features, setupFlags: setupFlags,
                                operations: operations)
