@@ -249,6 +249,8 @@ cross_order = -Wl,--symbol-ordering-file=$(1) -Wl,--no-warn-symbol-ordering
 CROSS_STATIC_ORDER := $(call cross_order,$(CROSS_DIR)/obj/static-order.txt)
 # The static-pie programs without C++ leave the C library's unwind tables out.
 CROSS_NO_UNWIND := -Wl,--no-eh-frame-hdr -Wl,-T,Boards/no-unwind-tables.ld
+# The start-up code and the string functions' stubs in front of the code (Boards/start-code-first.ld).
+CROSS_START_FIRST := -Wl,-T,Boards/start-code-first.ld
 # The CPU qemu-user emulates for the traced run of Boards/traced-order.sh: the Pi boards'
 # smallest core, so that glibc picks the string functions a board's core gets.
 CROSS_TRACE_CPU := $(if $(filter aarch64,$(CROSS_ARCH)),cortex-a53,max)
@@ -275,7 +277,8 @@ cross: deps-cross $(CROSS_DIR)/built
 	else echo "cross: no Swift SDK for $(CROSS_ARCH) installed (swift sdk list): Embedded route only"; fi
 
 # Rebuilt when a source file or this Makefile changes, so `make sim-all` builds each target once.
-$(CROSS_DIR)/built: $(CROSS_SOURCES) Makefile Boards/static-order.sh Boards/traced-order.sh Boards/no-unwind-tables.ld
+$(CROSS_DIR)/built: $(CROSS_SOURCES) Makefile Boards/static-order.sh Boards/traced-order.sh Boards/no-unwind-tables.ld \
+  Boards/start-code-first.ld
 	@test -n "$(CROSS_TARGET)" || { echo "cross: $(BOARD_PROFILE) has no crossTarget"; exit 1; }
 	@command -v $(CROSS_CC) >/dev/null || { echo "cross: $(CROSS_CC) missing (make deps-cross)"; exit 1; }
 	@rm -f $@ && mkdir -p $(CROSS_DIR)/include $(CROSS_DIR)/obj
@@ -290,6 +293,11 @@ $(CROSS_DIR)/built: $(CROSS_SOURCES) Makefile Boards/static-order.sh Boards/trac
 	for m in RingletChecks RingletDemo; do \
 	  swiftc $(CROSS_SWIFT_FLAGS) -I $(CROSS_DIR)/include -I $(CROSS_DIR)/obj -module-name $$m \
 	    -emit-ir $$(find Sources/$$m -name '*.swift' | sort) -o $(CROSS_DIR)/obj/$$m.ll || exit 1; done
+	@# Swift gives closure contexts' destroy functions and a few thunks private linkage, so
+	@# they have no symbol: the static layout (Boards/traced-order.sh) could not name them,
+	@# and lld put the ones that run among the code that never does. Internal linkage is as
+	@# local and keeps a name.
+	sed -i 's/^define private /define internal /' $(CROSS_DIR)/obj/*.ll
 	for m in Ringlet RingletChecks RingletDemo; do \
 	  $(CROSS_CLANG) --target=$(CROSS_TARGET) $(CROSS_LTO) -Wno-override-module \
 	    -c $(CROSS_DIR)/obj/$$m.ll -o $(CROSS_DIR)/obj/$$m.o || exit 1; done
@@ -330,7 +338,7 @@ $(CROSS_DIR)/built: $(CROSS_SOURCES) Makefile Boards/static-order.sh Boards/trac
 	@# static-pie (for the emulated board's initramfs); each also kept unstripped.
 	for m in RingletChecks RingletDemo; do \
 	  for kind in dynamic static-pie; do \
-	    out=$(CROSS_DIR)/$$m-$$kind; flag=; [ $$kind = static-pie ] && flag="-static-pie $(CROSS_STATIC_ORDER)"; \
+	    out=$(CROSS_DIR)/$$m-$$kind; flag=; [ $$kind = static-pie ] && flag="-static-pie $(CROSS_STATIC_ORDER) $(CROSS_START_FIRST)"; \
 	    swift=$(CROSS_DIR)/obj; extra=; \
 	    [ $$m = RingletChecks ] && [ -n "$(CROSS_CONCURRENCY_LIB)" ] && swift=$(CROSS_DIR)/obj/async && extra="$(CROSS_ASYNC_LIBS)"; \
 	    [ $$kind = static-pie ] && [ -z "$$extra" ] && flag="$$flag $(CROSS_NO_UNWIND)"; \
