@@ -33,7 +33,9 @@ while [ $# -ge 2 ]; do
     unstripped=$1 stripped=$2
     shift 2
     tools=$(file "$unstripped" | grep -q aarch64 && echo aarch64-linux-gnu- || echo x86_64-linux-gnu-)
-    ${tools}nm -S -t d --defined-only "$unstripped" | awk 'NF == 4' > "$work/symbols"
+    # Each address once (the C library and lld's --icf=all give one function several
+    # names), and no .bss or .tbss symbol (b, B): those take memory, not file bytes.
+    ${tools}nm -n -S -t d --defined-only "$unstripped" | awk 'NF == 4 && $3 !~ /^[bB]$/ && !seen[$1]++' > "$work/symbols"
     awk '{ printf "0x%x\n", $1 }' "$work/symbols" | ${tools}addr2line -e "$unstripped" > "$work/files"
     awk '{ print $4 }' "$work/symbols" | "$demangle" --simplified > "$work/names"
     paste "$work/symbols" "$work/files" "$work/names" | awk -F'\t' -v boards="$board_files" -v types="$work/types" '
