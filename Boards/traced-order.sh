@@ -37,7 +37,7 @@
 set -eu
 qemu=$1 cpu=$2 nm=$3 program=$4
 # The program's module (RingletDemo-untraced: RingletDemo), as its symbols begin: $e11RingletDemo.
-module=$(basename "$program"); module=${module%%-*}; module="\\\$e${#module}$module"
+module=$(basename "$program"); module=${module%%-*}; module="\$e${#module}$module"
 log=$(mktemp) out=$(mktemp) ran=$(mktemp)
 trap 'rm -f "$log" "$out" "$ran"' EXIT
 if ! RINGLET_BACKEND=epoll "$qemu" -cpu "$cpu" -d exec -D "$log" "$program" > "$out" 2>&1; then
@@ -48,10 +48,10 @@ fi
 # changes with the threads' timing from one build to the next.
 awk '/^Trace / && NF == 5 { print $5 }' "$log" | sort -u > "$ran"
 "$nm" -n --defined-only "$program" | awk 'NR == FNR { ran[$1] = 1; next } ($3 in ran) && !seen[$3]++ { print $3 }' "$ran" -
-"$nm" --defined-only "$program" | awk -v module="^$module" '
+"$nm" --defined-only "$program" | awk -v module="$module" '
     $3 ~ /^(_*io_uring_|rl_ring_|rl_uring_|rl_close$)/ { print $3 }
     $3 ~ /9SchedulerC(15workerWillBlock|16workerDidUnblock)|10WaitReasonO|13DispatchQueueC10runHolding/ { print $3 }
-    $2 ~ /^[tT]$/ && $3 ~ module { print $3 }
+    $2 ~ /^[tT]$/ && index($3, module) == 1 { print $3 }
     $3 ~ /^(_dl_lookup_symbol_x|_dl_lookup_direct|_dl_new_object|_dl_setup_hash|_dl_add_to_namespace_list|strcmp)$/ { print $3 }
     $3 ~ /^(isatty|tcgetattr|frame_dummy)$/ { print $3 }
     $3 ~ /^(OUTLINED_FUNCTION_[0-9]+|objectdestroy(\.[0-9]+)*)$/ || $3 ~ /16BackendSelectionV/ { print $3 }
