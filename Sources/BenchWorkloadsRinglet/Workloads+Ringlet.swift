@@ -35,6 +35,7 @@ extension Workloads {
         let statistics = Runtime.statistics
         return [("node_exhaustion_waits", Double(statistics.workNodeExhaustionWaits)),
                 ("nodes_peak", Double(statistics.workNodesPeak)),
+                ("node_backlog_yields", Double(statistics.workNodeBacklogYields)),
                 ("strict_staged", Double(statistics.strictTimerFiresStaged)),
                 ("strict_reached_late", Double(statistics.strictTimerFiresReachedLate)),
                 ("main_watches", Double(statistics.mainThreadWatches)),

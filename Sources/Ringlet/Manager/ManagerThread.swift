@@ -235,7 +235,7 @@ final class ManagerThread: @unchecked Sendable {
     private func threadMain(outcome: StartOutcome) {
         ThreadControl.setName("ringlet-m")
         threadID = ThreadControl.threadID
-        let context = ThreadContext.install(ThreadContext(worker: nil, lane: "manager"))
+        let context = ThreadContext.install(ThreadContext(worker: nil, lane: "manager", isManager: true))
         trace = context.trace
         do throws(RuntimeError) {
             let (opened, selection) = try openRing(backendRequest)

@@ -39,7 +39,8 @@ extension Runtime {
         let counters = manager.counters
         var text = "  pools:\n"
         text += "    work nodes: \(pool.inUse) in use or cached by threads of \(pool.capacity) ('workNodes'), "
-            + "peak \(pool.peakInUse), \(pool.exhaustionWaits) wait(s) for a free node\n"
+            + "peak \(pool.peakInUse), \(pool.exhaustionWaits) wait(s) for a free node, "
+            + "\(pool.backlogYieldCount) yield(s) to a backlog\n"
         text += "    sources: \(manager.activeSources.load(ordering: .relaxed)) active of \(configuration.sources) "
             + "('sources')\n"
         text += "    timers: \(counters.armedTimers) armed; the manager woke \(counters.wakeups) time(s) since start\n"

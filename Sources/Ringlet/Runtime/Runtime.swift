@@ -140,6 +140,7 @@ public final class Runtime: @unchecked Sendable {
             jobsPending: totals.jobs.submitted - totals.jobs.ran, swiftConcurrencyOnRinglet: runsSwiftConcurrency,
             workNodesInUse: pool.inUse, workNodesPeak: pool.peakInUse,
             workNodeCapacity: pool.capacity, workNodeExhaustionWaits: pool.exhaustionWaits,
+            workNodeBacklogYields: pool.backlogYieldCount,
             processThreads: ThreadControl.processThreadCount ?? -1,
             poolContextSwitches: poolContextSwitches, stallWatchArmed: snapshot.watching,
             workersBlockedInKernel: snapshot.coveredNow, workersCoveredInKernel: snapshot.coveredTotal,

@@ -78,6 +78,10 @@ public struct RuntimeStatistics: Sendable {
     public let workNodeCapacity: Int
     /// Times a submitter had to wait because the pool was full.
     public let workNodeExhaustionWaits: Int
+    /// Times a thread taking work nodes yielded the processor because more than 16,384
+    /// were out: a backlog past the caches, whose producers give the cores to the
+    /// threads that run it (the Measuring article, "A backlog slows its producers").
+    public let workNodeBacklogYields: Int
     /// Threads of the whole process now (/proc/self/task), -1 when unreadable.
     public let processThreads: Int
     /// Context switches of the runtime's threads (workers, reserve, manager, I/O helpers) since

@@ -10,6 +10,8 @@ final class ThreadContext {
     /// The pool thread this is, or nil for the main thread and foreign threads.
     let worker: Worker?
     let isMainThread: Bool
+    /// The manager thread, which never yields to a backlog of work (WorkNodePool).
+    let isManager: Bool
     /// The queue whose item (or sync block) this thread is running; its target
     /// chain is what the thread holds. Set and restored around every item without
     /// reference counting: whoever runs the item keeps the queue alive meanwhile.
@@ -106,8 +108,9 @@ final class ThreadContext {
     let trace: TraceBuffer?
 
     /// `lane` names the thread in a trace when it is neither a worker nor the main thread.
-    init(worker: Worker?, lane: String? = nil) {
+    init(worker: Worker?, lane: String? = nil, isManager: Bool = false) {
         self.worker = worker
+        self.isManager = isManager
         isMainThread = worker == nil && ThreadControl.threadID == ThreadControl.processID
         trace = Self.traceBuffer(worker: worker, isMainThread: isMainThread, lane: lane)
         threadCrumb = Breadcrumb.forThread(id: ThreadControl.threadID)
