@@ -267,7 +267,7 @@ enum RegressionScenarios {
         }
         // The proof that the window passed: the worker is inside its sync, waiting.
         #expect(eventually { Runtime.shared.scheduler.blockedThreads { reason in
-            if case .sync(let queue) = reason { return queue === ui }
+            if case .sync(let queue, _) = reason { return queue === ui }
             return false
         } == 1 })
         #expect(ran.values.isEmpty, "the block ran off the main thread")

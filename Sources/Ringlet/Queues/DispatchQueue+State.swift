@@ -12,6 +12,9 @@ extension DispatchQueue {
         case pushToken(QoSPriority, embedded: Bool)
         /// The token in a non-root target must run sooner: raise the target.
         case raiseTarget(QoSPriority)
+        /// Give the queue's slot to the `sync` caller waiting in this node, which was
+        /// the FIFO's head (`syncWaiterToHandOverLocked`).
+        case handOver(WorkNodeRef)
     }
 
     /// Work of this queue waits (for the stall report). Takes the lock.
@@ -120,7 +123,7 @@ extension DispatchQueue {
             decided = .pushToken(arrived, embedded: embedded)
         case .none:
             decided = raiseLocked(arrived)
-        case .raiseTarget:
+        case .raiseTarget, .handOver:
             break
         }
         inbox.tokenIsOut(at: state.tokenPriority)
@@ -131,7 +134,23 @@ extension DispatchQueue {
     /// several tokens may be out so that several workers drain in parallel.
     @inline(__always)
     func wakeupIfNeededLocked() -> WakeAction {
-        state.wakeup(parallelism: RuntimeParts.shared.poolThreads)
+        if let waiter = syncWaiterToHandOverLocked() { return .handOver(waiter) }
+        return state.wakeup(parallelism: RuntimeParts.shared.poolThreads)
+    }
+
+    /// A serial queue that could start its head now, whose head is a `sync` caller:
+    /// the slot goes to that caller (it runs the closure on its own thread) instead of
+    /// a token that would need a pool thread to come and hand it over. Removes the
+    /// node and takes the slot on the caller's behalf. Not the main queue, whose work
+    /// runs on the main thread only.
+    @inline(__always)
+    private func syncWaiterToHandOverLocked() -> WorkNodeRef? {
+        guard isSerial, !isMain, state.canTakeHead, let head = state.fifo.head,
+              head.pointee.kind == .syncWaiter else { return nil }
+        let node = state.fifo.removeFirst().unsafelyUnwrapped
+        state.lowerPriorityIfPassed(node)
+        state.running = 1
+        return node
     }
 
     /// A node of `priority` arrived while the queue is already woken or draining:
@@ -166,6 +185,8 @@ extension DispatchQueue {
             pushToken(priority, embedded: embedded)
         case .raiseTarget(let priority):
             currentTarget?.raise(to: priority)
+        case .handOver(let node):
+            ThreadContext.withCurrent { NodeRunner.handOver(node, context: $0) }
         }
     }
 

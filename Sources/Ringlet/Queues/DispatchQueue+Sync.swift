@@ -2,10 +2,21 @@
 ///
 /// Fast path: when the queue (and every queue up its target chain) could take the
 /// closure right now, the caller takes the slots itself and runs it on its own
-/// thread, at its own QoS or higher. Otherwise the closure is queued in FIFO order
-/// as a `.syncWaiter` node and the caller sleeps — a Ringlet wait that raises the
-/// queue to the caller's QoS — until a drainer has run it. The main queue always
-/// takes the slow path so its work runs on the main thread.
+/// thread, at its own QoS or higher. Otherwise the caller takes the chain's slots one
+/// queue at a time (libdispatch's `_dispatch_sync_recurse`): where a queue is busy,
+/// it leaves a `.syncWaiter` node in that queue's FIFO and sleeps — a Ringlet wait
+/// that raises the queue to the caller's QoS — holding the slots it already has.
+/// The sleep ends one of two ways:
+/// - **handed over**: whoever frees the slot while the waiter is at the head of the
+///   serial queue's FIFO (a `sync` caller giving its slot back, a drain that stops
+///   or reaches the node, a `resume`) gives the slot to the waiter instead of waking
+///   the queue with a token (`DispatchQueue.syncWaiterToHandOverLocked`). The
+///   waiter goes on up the chain and runs its closure on its own thread, as GCD
+///   does: chains of `sync` make progress without any pool thread.
+/// - **run for it**: a drainer that holds the queue's target too (a nested drain, a
+///   concurrent queue's drain, the main thread) runs the closure on its own thread,
+///   as an item of the queue `sync` was called on.
+/// The main queue always takes the second way, so its work runs on the main thread.
 extension DispatchQueue {
     /// Runs `work` on this queue and waits for it; returns its value or rethrows its
     /// error. Traps when the caller already runs on this serial queue (or on a serial
@@ -44,7 +55,7 @@ extension DispatchQueue {
     @usableFromInline
     func _syncCore(barrier: Bool, _ body: () -> Void) {
         let ranFast = ThreadContext.withCurrent { context in
-            if isMain || context.currentQueueReference != nil {
+            if isMain || context.currentQueueReference != nil || !context.drainingQueues.isEmpty {
                 rejectSyncDeadlock(context: context, barrier: barrier)
             }
             guard !isMain, acquireChain(barrier: barrier) else { return false }
@@ -55,7 +66,7 @@ extension DispatchQueue {
         if ranFast { return }
         let context = ThreadContext.current
         if syncSlow(barrier: barrier, priority: syncPriority(context), context: context, body) {
-            // The drainer handed this queue's slot over: run here, as GCD does.
+            // Every slot of the chain was taken or handed over: run here, as GCD does.
             runHolding(body, context: context)
             releaseChain(barrier: barrier)
         }
@@ -80,24 +91,39 @@ extension DispatchQueue {
         max(context.currentPriority, resolvePriority(for: context.currentPriority, flags: [], itemQoS: .unspecified))
     }
 
-    /// Queues the closure behind the queue's pending items and sleeps. Returns true
-    /// when the drainer handed the queue over instead of running the closure (a
-    /// serial queue straight on a global queue): the caller then runs it itself.
+    /// Takes the chain's slots one queue at a time, sleeping at each busy one until its
+    /// slot is handed over or a drainer has run the closure. Returns true when the
+    /// caller holds every slot (it then runs the closure itself), false when a drainer
+    /// ran it (the slots taken before are given back here).
     private func syncSlow(barrier: Bool, priority: QoSPriority, context: ThreadContext, _ body: () -> Void) -> Bool {
         withoutActuallyEscaping(body) { escapable in
             var held = context.outerQueues
             if let current = context.currentQueueReference { held.append(current) }
-            let waiter = SyncWaiter(callerHolds: held)
-            let node = RuntimeParts.withPool {
-                $0.allocate(kind: .syncWaiter, priority: priority, isBarrier: barrier, block: escapable,
-                            object: waiter, context: context)
+            let waiter = SyncWaiter(callerHolds: held, runsOn: Unmanaged.passUnretained(self))
+            // Slots from `self` up to (not including) `next` are this caller's.
+            var next = self
+            while true {
+                let isFirst = next === self
+                if let acquired = next.acquireSlot(asBarrier: isFirst && barrier) {
+                    guard case .some(let target) = acquired else { return true }
+                    next = target
+                    continue
+                }
+                let node = RuntimeParts.withPool {
+                    $0.allocate(kind: .syncWaiter, priority: priority, isBarrier: isFirst && barrier,
+                                block: escapable, object: waiter, context: context)
+                }
+                next.push(node)
+                guard waiter.wait(on: next) else {
+                    // A drainer ran the closure as an item of this queue.
+                    if !isFirst { releaseChain(barrier: barrier, stoppingAt: next) }
+                    return false
+                }
+                guard let target = next.targetBelowRoot else { return true }
+                next = target
             }
-            push(node)
-            waiter.wait(on: self)
-            return waiter.handedOver
         }
     }
-
     /// Takes a slot in this queue and in each queue up the target chain (below the
     /// root), or none at all and returns false. Root queues need no slot.
     private func acquireChain(barrier: Bool) -> Bool {
@@ -115,6 +141,11 @@ extension DispatchQueue {
             queue = following ?? nil
         }
         return true
+    }
+
+    /// The target when it is not a global queue (a chain's next queue). Takes the lock.
+    private var targetBelowRoot: DispatchQueue? {
+        lock.withLock { state.targetIsRoot ? nil : state.target }
     }
 
     /// Takes one slot in this queue for a synchronous caller. Returns nil when the
@@ -159,43 +190,41 @@ extension DispatchQueue {
     }
 
     /// Traps when the calling thread holds this queue, or a serial queue this one
-    /// needs, exclusively — a `sync` that can never return.
+    /// needs, exclusively — however it came to hold it (an item, a nested `sync`, a
+    /// drain, a deinit its release ran): a `sync` that only this thread could end.
     private func rejectSyncDeadlock(context: ThreadContext, barrier: Bool) {
         if isMain && context.isMainThread {
             ringletMisuse("DispatchQueue.main.sync called on the main thread: this deadlocks, because only the "
                 + "main thread runs the main queue. Call the closure directly, or use async.")
         }
-        context.forEachHeldQueue { holding in
-            var needed: DispatchQueue? = self
-            var first = true
-            while let queue = needed, !queue.isRoot {
-                // A thread holds a concurrent queue exclusively when it runs one of its
-                // barriers (nothing else runs then).
-                if queue === holding
-                    && (queue.isSerial || (first && barrier) || queue.lock.withLock { queue.state.barrierRunning }) {
-                    ringletMisuse("sync onto queue '\(label)' from code already running on queue "
-                        + "'\(holding.label)', which it needs exclusively: this would deadlock. Use async, "
-                        + "or call the closure directly.")
-                }
-                first = false
-                needed = queue.currentTarget
-            }
-            return true
+        if let holding = context.exclusivelyHeldQueue(onChainOf: self, asBarrier: barrier) {
+            let through = holding === self ? "" : " (it runs on '\(holding.label)')"
+            ringletMisuse("self-wait: sync onto queue '\(label)'\(through) from \(context.threadDescription), which "
+                + "already holds queue '\(holding.label)' and would wait for itself forever: this would deadlock. "
+                + "Use async, or call the closure directly when already on the queue (DispatchQueue.getSpecific "
+                + "tells).")
         }
     }
 }
 
-/// The caller of a contended `sync`, sleeping until a drainer has run its closure.
-// @unchecked Sendable: `finished`/`handedOverSlot` under `done`; `callerHolds` is immutable.
+/// The caller of a contended `sync`, sleeping until a queue's slot is handed over to
+/// it or a drainer has run its closure. Used for each wait of one `sync` call (a
+/// chain may need several).
+// @unchecked Sendable: `finished`/`handedOverSlot` under `done`; the rest is immutable.
 final class SyncWaiter: @unchecked Sendable {
     /// The queues the waiting caller holds: while the drainer runs the closure for
     /// it, the drainer's thread counts as holding them too, so dispatchPrecondition
     /// and the sync deadlock check see what they would on the caller's thread.
     let callerHolds: [Unmanaged<DispatchQueue>]
+    /// The queue `sync` was called on, which a drainer runs the closure as an item of
+    /// (the caller keeps it alive). Its slot, and those up to the queue the node waits
+    /// in, are the caller's already.
+    let runsOn: Unmanaged<DispatchQueue>
     private let event = FutexEvent()
 
-    init(callerHolds: [Unmanaged<DispatchQueue>]) {
+    init(callerHolds: [Unmanaged<DispatchQueue>], runsOn: Unmanaged<DispatchQueue>) {
         self.callerHolds = callerHolds
+        self.runsOn = runsOn
     }
     private let done = FutexLock()
     private var finished = false
@@ -203,8 +232,8 @@ final class SyncWaiter: @unchecked Sendable {
 
     deinit { event.deallocate(); done.deallocate() }
 
-    /// The drainer ran the closure (`handedOver` false), or gave the caller the
-    /// queue's slot to run it on its own thread (true).
+    /// A drainer ran the closure (`handedOver` false), or the queue's slot was given to
+    /// the caller, to go on up the chain and run the closure itself (true).
     func signal(handedOver: Bool = false) {
         done.withLock {
             finished = true
@@ -213,17 +242,20 @@ final class SyncWaiter: @unchecked Sendable {
         event.post()
     }
 
-    var handedOver: Bool { done.withLock { handedOverSlot } }
-
-    /// Sleeps until signalled, raising `queue` to the caller's QoS first.
-    func wait(on queue: DispatchQueue) {
+    /// Sleeps until signalled, raising `queue` to the caller's QoS first; returns
+    /// whether the slot was handed over. Ready for the next wait when it returns.
+    func wait(on queue: DispatchQueue) -> Bool {
         queue.raise(to: ThreadContext.current.currentPriority)
-        BlockingWait.perform(.sync(queue)) {
+        BlockingWait.perform(.sync(runsOn.takeUnretainedValue(), at: queue)) {
             while true {
                 let seen = event.snapshot
                 if done.withLock({ finished }) { return }
                 _ = BlockingWait.sleep(on: event, seen: seen, timeoutNanoseconds: -1)
             }
+        }
+        return done.withLock {
+            finished = false
+            return handedOverSlot
         }
     }
 }

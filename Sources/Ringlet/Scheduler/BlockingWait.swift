@@ -3,7 +3,9 @@ enum WaitReason {
     case semaphore(DispatchSemaphore)
     case group(DispatchGroup)
     case workItem(DispatchWorkItem)
-    case sync(DispatchQueue)
+    /// `sync` onto the first queue, waiting in the FIFO of the second: the same queue,
+    /// or a busy queue up its target chain (the caller holds the ones below it).
+    case sync(DispatchQueue, at: DispatchQueue)
     case nodePool
 
     var description: String {
@@ -11,7 +13,9 @@ enum WaitReason {
         case .semaphore(let semaphore): return "DispatchSemaphore.wait() on \(semaphore.diagnosticName)"
         case .group: return "DispatchGroup.wait()"
         case .workItem: return "DispatchWorkItem.wait()"
-        case .sync(let queue): return "sync onto queue '\(queue.label)'"
+        case .sync(let queue, let at):
+            if at === queue { return "sync onto queue '\(queue.label)'" }
+            return "sync onto queue '\(queue.label)', waiting for its target '\(at.label)'"
         case .nodePool: return "a free work node (the 'workNodes' pool is full)"
         }
     }

@@ -23,10 +23,14 @@ enum NodeRunner {
             let saved = context.enter(runsOn, at: priority, crumb: crumb)
             context.traceStarted(.block, runsOn, priority)
             block()
+            // Released while the thread is still on the queue, as Dispatch does: a
+            // deinit this runs sees the queue current (its specifics, `sync` onto it
+            // caught as the misuse it is), never a thread that looks free.
+            _ = consume block
             context.traceFinished()
-            context.restore(saved)
             context.counters.countRan(priority.level)
             if let group { DispatchGroup.leave(closures: 1, of: group) }
+            context.restore(saved)
         case .workItem:
             let item = unsafeDowncast(node.pointee.takeObject().unsafelyUnwrapped, to: DispatchWorkItem.self)
             let leaveGroup = node.pointee.takeBlock()
@@ -36,10 +40,14 @@ enum NodeRunner {
             let saved = context.enter(runsOn, at: priority, crumb: crumb)
             context.traceStarted(.workItem, runsOn, priority)
             let ran = item.invokeFromQueue(ticket: ticket)
+            // The queue's reference (maybe the item's last, and with it the closure's)
+            // and the group's leave go on the queue too.
+            _ = consume item
             context.traceFinished()
-            context.restore(saved)
             if ran { context.counters.countRan(priority.level) }
             leaveGroup?()
+            _ = consume leaveGroup
+            context.restore(saved)
         case .queueToken:
             let child = unsafeDowncast(node.pointee.object.unsafelyUnwrapped, to: DispatchQueue.self)
             if node == child.embeddedToken { child.releaseEmbeddedToken() } else { release(node, context) }
@@ -62,7 +70,7 @@ enum NodeRunner {
             let waiter = unsafeDowncast(node.pointee.takeObject().unsafelyUnwrapped, to: SyncWaiter.self)
             let borrowed = waiter.callerHolds.count
             context.outerQueues.append(contentsOf: waiter.callerHolds)
-            runLentClosure(node.pointee.takeBlock()!, queue: queue, priority: priority, root: root, crumb: crumb,
+            runLentClosure(node.pointee.takeBlock()!, on: waiter.runsOn, priority: priority, crumb: crumb,
                            context: context, node: node)
             context.outerQueues.removeLast(borrowed)
             // `sync` lent us its closure through withoutActuallyEscaping: our last
@@ -80,10 +88,10 @@ enum NodeRunner {
     }
 
     @inline(never)
-    private static func runLentClosure(_ block: () -> Void, queue: DispatchQueue?, priority: QoSPriority,
-                                       root: UInt8, crumb: UInt64, context: ThreadContext, node: WorkNodeRef) {
+    private static func runLentClosure(_ block: () -> Void, on runsOn: Unmanaged<DispatchQueue>,
+                                       priority: QoSPriority, crumb: UInt64, context: ThreadContext,
+                                       node: WorkNodeRef) {
         release(node, context)
-        let runsOn = owner(queue, priority, root)
         let saved = context.enter(runsOn, at: priority, crumb: crumb)
         context.traceStarted(.syncBlock, runsOn, priority)
         block()

@@ -91,7 +91,7 @@ enum StallReport {
         switch reason {
         case .semaphore, .group: return false
         case .workItem, .nodePool: return true
-        case .sync(let queue):
+        case .sync(_, let queue):
             // A queue that leads to the main queue is drained by the main thread.
             var cursor: DispatchQueue? = queue
             while let current = cursor {

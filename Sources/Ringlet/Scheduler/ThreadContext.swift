@@ -44,6 +44,9 @@ final class ThreadContext {
     /// it is suspended (`outerDrainStopped`), as it would had the target been drained
     /// item by item. Unretained: each drainer keeps its queue alive.
     var drainingQueues: [Unmanaged<DispatchQueue>] = []
+    /// The work items whose closures run on this thread now (`DispatchWorkItem.perform`),
+    /// outermost first: a wait on one of them from here could never end.
+    var itemsPerforming: [ObjectIdentifier] = []
     /// Spins of this worker, at a serial queue run dry, that ended with no push since
     /// the last one that paid off (see `DispatchQueue.waitBrieflyForPushLocked`).
     var fruitlessSpins = 0
@@ -62,11 +65,17 @@ final class ThreadContext {
     }
 
     /// Calls `body` with every queue this thread holds: the current one, the ones
-    /// nested syncs left below it, and all of their targets, innermost first.
+    /// nested syncs left below it, the ones it drains (held between items too, and
+    /// while what an item released is destroyed), and all of their targets,
+    /// innermost first.
     func forEachHeldQueue(_ body: (DispatchQueue) -> Bool) {
         var starts: [DispatchQueue] = []
-        if let current = currentQueue { starts.append(current) }
+        let current = currentQueue
+        if let current { starts.append(current) }
         for outer in outerQueues.reversed() { starts.append(outer.takeUnretainedValue()) }
+        for draining in drainingQueues.reversed() where draining.toOpaque() != currentQueueReference?.toOpaque() {
+            starts.append(draining.takeUnretainedValue())
+        }
         for start in starts {
             var queue: DispatchQueue? = start
             while let holding = queue {
@@ -74,6 +83,37 @@ final class ThreadContext {
                 queue = holding.currentTarget
             }
         }
+    }
+
+    /// The queue this thread holds exclusively (so that nothing else of it can run
+    /// until the thread lets go) that `queue` runs on: `queue` itself or a queue up its
+    /// target chain; nil when there is none. A serial queue is held exclusively by
+    /// the thread running its work; a concurrent one only while its barrier runs.
+    func exclusivelyHeldQueue(onChainOf queue: DispatchQueue, asBarrier barrier: Bool = false) -> DispatchQueue? {
+        var found: DispatchQueue?
+        forEachHeldQueue { holding in
+            var needed: DispatchQueue? = queue
+            var first = true
+            while let candidate = needed, !candidate.isRoot {
+                if candidate === holding && (candidate.isSerial || (first && barrier)
+                                             || candidate.lock.withLock { candidate.state.barrierRunning }) {
+                    found = holding
+                    return false
+                }
+                first = false
+                needed = candidate.currentTarget
+            }
+            return true
+        }
+        return found
+    }
+
+    /// "thread 'ringlet-w1'", "the main thread", "thread 4711": for messages.
+    var threadDescription: String {
+        if let worker { return "thread '\(worker.name)'" }
+        if isMainThread { return "the main thread" }
+        let id = ThreadControl.threadID
+        return ThreadControl.threadName(id).map { "thread '\($0)' (\(id))" } ?? "thread \(id)"
     }
 
     /// The queue whose item this thread runs (retained for the caller).

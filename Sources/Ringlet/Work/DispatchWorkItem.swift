@@ -57,7 +57,12 @@ public class DispatchWorkItem: @unchecked Sendable {
     /// Runs the closure now on the calling thread (unless cancelled) and completes
     /// the item.
     public func perform() {
-        if !isCancelled { block() }
+        if !isCancelled {
+            // Known to the thread while it runs, so a wait on it from inside is caught.
+            ThreadContext.withCurrent { $0.itemsPerforming.append(ObjectIdentifier(self)) }
+            block()
+            ThreadContext.withCurrent { _ = $0.itemsPerforming.popLast() }
+        }
         finish()
     }
 
@@ -137,6 +142,7 @@ public class DispatchWorkItem: @unchecked Sendable {
     }
 
     private func waitFor(timeoutNanoseconds: Int64) -> DispatchTimeoutResult {
+        if timeoutNanoseconds < 0 { rejectSelfWait() }
         raiseForWaiter(at: ThreadContext.current.currentPriority)
         let deadline = WaitDeadline(relativeNanoseconds: timeoutNanoseconds)
         return BlockingWait.perform(.workItem(self), timed: timeoutNanoseconds >= 0) {
@@ -147,6 +153,26 @@ public class DispatchWorkItem: @unchecked Sendable {
                 _ = BlockingWait.sleep(on: finishedEvent, seen: seen, timeoutNanoseconds: remaining)
             }
         }
+    }
+
+    /// Traps when only the waiting thread could end the wait: it runs this item's own
+    /// closure, or the item's one submission waits on a queue the thread holds.
+    private func rejectSelfWait() {
+        let context = ThreadContext.current
+        let (done, holder, submissions) = lock.withLock { (finished, enqueuedOn, tickets) }
+        if done { return }
+        if context.itemsPerforming.contains(ObjectIdentifier(self)) {
+            ringletMisuse("self-wait: DispatchWorkItem.wait() from inside that item's own closure on "
+                + "\(context.threadDescription): the item finishes only when its closure returns, so this wait never "
+                + "ends. Use notify(queue:execute:) for what must follow the item, or wait from another thread.")
+        }
+        guard let holder, !holder.isRoot, submissions == 1,
+              let held = context.exclusivelyHeldQueue(onChainOf: holder) else { return }
+        let through = held === holder ? "" : " (which runs on '\(held.label)')"
+        ringletMisuse("self-wait: DispatchWorkItem.wait() on \(context.threadDescription) for an item queued on "
+            + "queue '\(holder.label)'\(through), which this thread holds: the item cannot start until this "
+            + "thread's work returns, so this wait never ends. Use notify(queue:execute:), or submit the item to "
+            + "another queue.")
     }
 
     /// Submits `execute` to `queue` once this item has run (at once if it has).
