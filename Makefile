@@ -115,18 +115,24 @@ asan: deps
 	@$(call SANITIZER_REPORTS,.build-asan/reports,asan)
 
 # The reliability run (Sources/ringlet/Soak.swift): release build, 10^7 items through every kind
-# of submission, then the same with a 64-node work-node pool (producers wait for nodes).
+# of submission, then the same with a 64-node work-node pool (producers wait for nodes); then
+# 10^5 rounds of sync chains begun with the whole high band blocked in sync, on io_uring and on
+# epoll (Sources/ringlet/SoakSyncChains.swift).
 SOAK_ITEMS ?= 10000000
+SOAK_SYNC_ROUNDS ?= 100000
 soak: deps
 	$(SWIFT) build -c release --product ringlet
 	$$($(SWIFT) build -c release --show-bin-path)/ringlet soak --items $(SOAK_ITEMS)
 	$$($(SWIFT) build -c release --show-bin-path)/ringlet soak --items $(SOAK_ITEMS) --work-nodes 64
+	$$($(SWIFT) build -c release --show-bin-path)/ringlet soak --sync-chains $(SOAK_SYNC_ROUNDS)
+	RINGLET_BACKEND=epoll $$($(SWIFT) build -c release --show-bin-path)/ringlet soak --sync-chains $(SOAK_SYNC_ROUNDS)
 
 # The short soak `make test` runs, on the debug build `make unit` made.
 soak-short: deps
 	$(SWIFT) build --product ringlet
 	$$($(SWIFT) build --show-bin-path)/ringlet soak --items 200000
 	$$($(SWIFT) build --show-bin-path)/ringlet soak --items 50000 --work-nodes 64 --cores 1
+	$$($(SWIFT) build --show-bin-path)/ringlet soak --sync-chains 20000 --cores 2
 
 # The C modules the Embedded and cross builds import: the runtime's boundary, and the
 # test support the checks program uses (never linked into the runtime or the demo).

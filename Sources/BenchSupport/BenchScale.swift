@@ -16,7 +16,13 @@ package enum BenchRow: String, CaseIterable {
     case threads = "threads"
     case blockingWall = "blocking-wall"
     case latency = "latency"
+    /// Strict QoS as a user would try it: background items that spin and then sleep for
+    /// zero (`usleep(0)`) over and over, user-interactive items arriving meanwhile.
+    case latencyYieldingFlood = "latency-yielding-flood"
     case memory = "memory"
+    /// The memory row as a user writes it: labelled queues on one suspended target,
+    /// plain empty closures (no group).
+    case memoryLabelled = "memory-labelled"
     case idleWakeups = "idle-wakeups"
     /// The next four rows read one workload (`workload`): repeating timers on a serial queue.
     case timers = "timers"
@@ -67,7 +73,11 @@ package struct BenchScale {
     /// User-interactive items measured, and the gap between their submissions.
     package var interactiveItems: Int
     package var interactiveGapNanoseconds: UInt64
-    /// Queues (each holding `pendingPerQueue` items) for the memory row.
+    /// The yielding flood's slice of CPU between two `usleep(0)`, and the gap between
+    /// its user-interactive items.
+    package var yieldingSliceNanoseconds: UInt64 = 1_000_000
+    package var yieldingGapNanoseconds: UInt64 = 5_000_000
+    /// Queues (each holding `pendingPerQueue` items) for the memory rows.
     package var queues: Int
     package var pendingPerQueue: Int
     /// How long the idle-wakeups row watches the idle runtime's threads.

@@ -52,7 +52,9 @@ package enum Workloads {
         case .concurrentPerform: out = concurrentPerform(scale)
         case .threads, .blockingWall: out = blocking(scale, serialQueues: variant == "serial-queues")
         case .latency: out = latency(scale)
+        case .latencyYieldingFlood: out = latencyYieldingFlood(scale)
         case .memory: out = memory(scale)
+        case .memoryLabelled: out = memoryLabelled(scale)
         case .idleWakeups: out = idleWakeups(scale)
         case .timers, .timersWindow, .timersCPU, .energy: out = timers(scale)
         case .strictLateness: out = strictLateness(scale)
@@ -221,16 +223,47 @@ package enum Workloads {
             benchSpin(cpuNanoseconds: cpuNanoseconds, stop: stop)
             running.wrappingSubtract(1, ordering: .relaxed)
         }
+
+        /// One slice of CPU, then `usleep(0)` (a loop body that "yields" to the kernel),
+        /// then the same again as a new background item, until stopped: the flood keeps
+        /// its items in flight and every one of them passes through the scheduler.
+        func churn(sliceNanoseconds: UInt64) {
+            started.wrappingAdd(1, ordering: .relaxed)
+            benchSpin(cpuNanoseconds: sliceNanoseconds, stop: stop)
+            usleep(0)
+            if stop.load(ordering: .relaxed) { return }
+            DispatchQueue.global(qos: .background).async { self.churn(sliceNanoseconds: sliceNanoseconds) }
+        }
     }
 
     /// Start latency of user-interactive items submitted from a plain thread while
     /// background items spin on the CPU.
     static func latency(_ scale: BenchScale) -> [(String, Double)] {
+        let cpu = scale.floodCPUNanoseconds
+        return interactiveLatencies(scale, gap: scale.interactiveGapNanoseconds) { flood in
+            flood.item(cpuNanoseconds: cpu)
+        }
+    }
+
+    /// The same under a flood written as a user would: background items that spin a
+    /// slice, `usleep(0)`, and submit the next such item, `scale.floodItems` of them
+    /// in flight until the measurement ends.
+    static func latencyYieldingFlood(_ scale: BenchScale) -> [(String, Double)] {
+        let slice = scale.yieldingSliceNanoseconds
+        return interactiveLatencies(scale, gap: scale.yieldingGapNanoseconds) { flood in
+            flood.churn(sliceNanoseconds: slice)
+        }
+    }
+
+    /// `scale.floodItems` background items running `floodItem`, then
+    /// `scale.interactiveItems` user-interactive items `gap` apart: the latency from
+    /// each `async` to its item's start.
+    private static func interactiveLatencies(_ scale: BenchScale, gap: UInt64,
+                                             floodItem: @escaping @Sendable (Flood) -> Void) -> [(String, Double)] {
         let flood = Flood()
         let floodGroup = DispatchGroup()
-        let cpu = scale.floodCPUNanoseconds
         for _ in 0..<scale.floodItems {
-            DispatchQueue.global(qos: .background).async(group: floodGroup) { flood.item(cpuNanoseconds: cpu) }
+            DispatchQueue.global(qos: .background).async(group: floodGroup) { floodItem(flood) }
         }
         benchSleep(nanoseconds: 50_000_000)  // let the flood occupy the cores
 
@@ -243,7 +276,7 @@ package enum Workloads {
         for i in 0..<n {
             submitted[i] = benchNow()
             interactive.async(group: group) { started[i] = benchNow() }
-            benchSleep(nanoseconds: scale.interactiveGapNanoseconds)
+            benchSleep(nanoseconds: gap)
         }
         group.wait()
         let floodStarted = flood.started.load(ordering: .relaxed)
@@ -280,6 +313,33 @@ package enum Workloads {
         return [("rss_delta_bytes", Double(after - before)), ("rss_before_bytes", Double(before)),
                 ("items", Double(expected)), ("items_run", Double(counter.value.load(ordering: .relaxed)))]
             + pending
+    }
+
+    /// The memory row written as a user writes it: `scale.queues` queues labelled
+    /// "q0", "q1", … that all target one suspended serial queue, each given
+    /// `scale.pendingPerQueue` empty closures; RSS growth, then the target resumes and
+    /// every item must run.
+    static func memoryLabelled(_ scale: BenchScale) -> [(String, Double)] {
+        let target = DispatchQueue(label: "bench.memory.target")
+        target.suspend()
+        var queues: [DispatchQueue] = []
+        queues.reserveCapacity(scale.queues)
+        let before = benchResidentBytes()
+        for index in 0..<scale.queues {
+            let queue = DispatchQueue(label: "q\(index)", target: target)
+            for _ in 0..<scale.pendingPerQueue { queue.async {} }
+            queues.append(queue)
+        }
+        let after = benchResidentBytes()
+        let anonAfter = benchStatusBytes("RssAnon:")
+        let pending = pendingItemStatistics()
+        target.resume()
+        // Empty closures count nothing: a sync behind each queue's items returns once
+        // they have run (a lost wake-up would hang here, and the parent reports it).
+        for queue in queues { queue.sync {} }
+        queues.removeAll()
+        return [("rss_delta_bytes", Double(after - before)), ("rss_before_bytes", Double(before)),
+                ("rss_after_bytes", Double(after)), ("anon_after_bytes", Double(anonAfter))] + pending
     }
 
     /// Context switches of the runtime's threads (all but the calling one) while it is idle

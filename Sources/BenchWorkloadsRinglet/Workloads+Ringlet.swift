@@ -40,7 +40,8 @@ extension Workloads {
                 ("strict_reached_late", Double(statistics.strictTimerFiresReachedLate)),
                 ("main_watches", Double(statistics.mainThreadWatches)),
                 ("main_watches_caught", Double(statistics.mainThreadWatchesCaught)),
-                ("manager_wait_wakes", Double(statistics.workerWakesInManagerWait))]
+                ("manager_wait_wakes", Double(statistics.workerWakesInManagerWait)),
+                ("covered_in_kernel", Double(statistics.workersCoveredInKernel))]
     }
 
     /// While the memory row's items are pending: the work nodes they hold.

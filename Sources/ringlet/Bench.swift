@@ -143,6 +143,9 @@ struct Bench: ParsableCommand {
     private func runChild(_ row: BenchRow, _ side: BenchSide) {
         var out: [(String, Double)] = []
         let threadsBefore = benchThreadCount()
+        // Before either runtime is used: what a program measuring itself from its start sees.
+        let rssAtStart = Double(benchResidentBytes())
+        let anonAtStart = Double(benchStatusBytes("RssAnon:"))
         var sampler: BenchThreadSampler?
         if row == .threads || row == .taskThreads {
             // Sample from before the runtime starts: a transient thread counts too.
@@ -161,6 +164,11 @@ struct Bench: ParsableCommand {
                     ("samples", Double(samples))]
         }
         out.append(("threads_after", Double(benchThreadCount())))
+        let figures = Dictionary(out, uniquingKeysWith: { first, _ in first })
+        if let rss = figures["rss_after_bytes"], let anon = figures["anon_after_bytes"] {
+            out += [("rss_from_process_start_bytes", rss - rssAtStart),
+                    ("anon_from_process_start_bytes", anon - anonAtStart)]
+        }
         benchEmit(out)
     }
 
@@ -325,27 +333,40 @@ struct Bench: ParsableCommand {
                 + "(peak \(Int(dispatch["peak"] ?? 0)) threads), Ringlet \(seconds(ringlet["wall_ns"])) "
                 + "(peak \(Int(ringlet["peak"] ?? 0)) threads); threads left after the row: Dispatch "
                 + "\(Int(dispatch["threads_after"] ?? 0)), Ringlet \(Int(ringlet["threads_after"] ?? 0))"]
-        case .latency:
+        case .latency, .latencyYieldingFlood:
             func side(_ name: String, _ result: BenchChildResult) -> String {
                 "\(name) p50 \(us(result["p50_ns"])), p99 \(us(result["p99_ns"])), max \(us(result["max_ns"])) "
                     + "(\(Int(result["samples"] ?? 0)) items; \(Int(result["flood_started"] ?? 0)) of "
                     + "\(scale.floodItems) background items had started, at most "
                     + "\(Int(result["flood_peak_parallel"] ?? 0)) at once)"
             }
-            return ["latency: " + side("Dispatch", dispatch) + "; " + side("Ringlet", ringlet)]
-        case .memory:
+            return ["\(row.rawValue): " + side("Dispatch", dispatch) + "; " + side("Ringlet", ringlet)]
+        case .memory, .memoryLabelled:
             let items = Double(scale.queues * scale.pendingPerQueue)
             func perItem(_ result: BenchChildResult) -> String {
                 benchFigure((result["rss_delta_bytes"] ?? 0) / items) + " B per pending item (queues included)"
             }
-            var notes = ["memory: RSS growth Dispatch \(mib(dispatch["rss_delta_bytes"])) = \(perItem(dispatch)), "
+            var notes = ["\(row.rawValue): RSS growth Dispatch \(mib(dispatch["rss_delta_bytes"])) = \(perItem(dispatch)), "
                 + "Ringlet \(mib(ringlet["rss_delta_bytes"])) = \(perItem(ringlet)); Ringlet's work-node pool "
                 + "(\(mib(ringlet["reserved_bytes"])) reserved at start) is touched only as nodes are first "
                 + "used, so the nodes of the pending items count in its growth; baseline RSS Dispatch "
                 + "\(mib(dispatch["rss_before_bytes"])), Ringlet \(mib(ringlet["rss_before_bytes"]))"]
+            if row == .memoryLabelled {
+                func ratio(_ key: String) -> String {
+                    guard let d = dispatch[key], let r = ringlet[key], d > 0 else { return "?" }
+                    return benchFixed(r / d, 2)
+                }
+                notes.append("memory-labelled: from the process's start (each runtime's own start included): "
+                    + "anonymous RSS Dispatch \(mib(dispatch["anon_from_process_start_bytes"])), Ringlet "
+                    + "\(mib(ringlet["anon_from_process_start_bytes"])) (ratio \(ratio("anon_from_process_start_bytes"))); "
+                    + "all of VmRSS, code pages included, Dispatch \(mib(dispatch["rss_from_process_start_bytes"])), "
+                    + "Ringlet \(mib(ringlet["rss_from_process_start_bytes"])) (ratio "
+                    + "\(ratio("rss_from_process_start_bytes"))); the growth after each runtime's start, as the memory "
+                    + "row counts it, ratio \(ratio("rss_delta_bytes"))")
+            }
             for (name, result) in [("Dispatch", dispatch), ("Ringlet", ringlet)]
-            where result["items_run"] != result["items"] {
-                notes.append("memory: \(name) ran \(Int(result["items_run"] ?? 0)) of \(Int(items)) items "
+            where result["items"] != nil && result["items_run"] != result["items"] {
+                notes.append("\(row.rawValue): \(name) ran \(Int(result["items_run"] ?? 0)) of \(Int(items)) items "
                     + "after activation: ITEMS LOST")
             }
             return notes

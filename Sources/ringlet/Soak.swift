@@ -40,6 +40,9 @@ struct Soak: ParsableCommand {
     @Option(help: "Seconds to wait for the last items before declaring them lost.")
     var patience = 300
 
+    @Option(help: "Instead of the items: this many rounds of nested sync over shared serial queues, begun with every thread of the high band and the reserve blocked in sync.")
+    var syncChains: Int?
+
     func run() throws {
         var configuration = RuntimeConfiguration.derived()
         if let cores { configuration = RuntimeConfiguration(cores: cores) }
@@ -49,6 +52,12 @@ struct Soak: ParsableCommand {
             runtime = try Runtime.start(configuration: configuration)
         } catch {
             throw ValidationError("Runtime.start failed: \(error)")
+        }
+        if let syncChains {
+            if !SoakSyncChains.run(rounds: syncChains, runtime: runtime, patience: patience).isEmpty {
+                throw ExitCode(1)
+            }
+            return
         }
         let startRSS = benchResidentBytes()
         let ledger = SoakLedger(items: items)

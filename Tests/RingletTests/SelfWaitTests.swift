@@ -27,15 +27,16 @@ import Testing
         #expect(!text.contains("reservePerCore"), "\(text)")
     }
 
-    /// However the thread came to hold the queue: here only as a queue it drains
-    /// (between two items), which no item of it marks as current.
+    /// However the thread came to hold the queue: here as a queue it drains, while the
+    /// item it runs belongs to an unrelated queue.
     @Test func syncOntoAQueueTheThreadDrains() async {
         let result = await #expect(processExitsWith: .signal(sigabrt), observing: [\.standardErrorContent]) {
             startRuntime(twoCoreConfiguration())
             let queue = DispatchQueue(label: "test.selfwait.draining")
+            let other = DispatchQueue(label: "test.selfwait.other")
             let context = ThreadContext.current
             context.drainingQueues.append(Unmanaged.passUnretained(queue))
-            queue.sync {}
+            other.sync { queue.sync {} }
         }
         let text = result?.standardErrorText ?? ""
         #expect(text.contains("self-wait: sync onto queue 'test.selfwait.draining'"), "\(text)")

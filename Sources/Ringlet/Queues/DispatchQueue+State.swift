@@ -138,19 +138,25 @@ extension DispatchQueue {
         return state.wakeup(parallelism: RuntimeParts.shared.poolThreads)
     }
 
-    /// A serial queue that could start its head now, whose head is a `sync` caller:
-    /// the slot goes to that caller (it runs the closure on its own thread) instead of
-    /// a token that would need a pool thread to come and hand it over. Removes the
-    /// node and takes the slot on the caller's behalf. Not the main queue, whose work
-    /// runs on the main thread only.
+    /// (8) A serial queue that could start its head now, whose head is a `sync`
+    /// caller: the slot goes to that caller (it runs the closure on its own thread)
+    /// instead of a token that would need a pool thread to come and hand it over.
+    /// Removes the node and takes the slot on the caller's behalf. Not the main queue,
+    /// whose work runs on the main thread only. The common case — no caller at the
+    /// head — costs a load of `running`, of the head and of its kind.
     @inline(__always)
     private func syncWaiterToHandOverLocked() -> WorkNodeRef? {
-        guard isSerial, !isMain, state.canTakeHead, let head = state.fifo.head,
-              head.pointee.kind == .syncWaiter else { return nil }
-        let node = state.fifo.removeFirst().unsafelyUnwrapped
-        state.lowerPriorityIfPassed(node)
+        guard state.running == 0, let head = state.fifo.head, head.pointee.kind == .syncWaiter else { return nil }
+        return takeSyncWaiterLocked(head)
+    }
+
+    @inline(never)
+    private func takeSyncWaiterLocked(_ head: WorkNodeRef) -> WorkNodeRef? {
+        guard isSerial, !isMain, state.canTakeHead else { return nil }
+        _ = state.fifo.removeFirst()
+        state.lowerPriorityIfPassed(head)
         state.running = 1
-        return node
+        return head
     }
 
     /// A node of `priority` arrived while the queue is already woken or draining:

@@ -10,7 +10,7 @@
 /// - **handed over**: whoever frees the slot while the waiter is at the head of the
 ///   serial queue's FIFO (a `sync` caller giving its slot back, a drain that stops
 ///   or reaches the node, a `resume`) gives the slot to the waiter instead of waking
-///   the queue with a token (`DispatchQueue.syncWaiterToHandOverLocked`). The
+///   the queue with a token (`QueueState.wakeup`). The
 ///   waiter goes on up the chain and runs its closure on its own thread, as GCD
 ///   does: chains of `sync` make progress without any pool thread.
 /// - **run for it**: a drainer that holds the queue's target too (a nested drain, a
@@ -55,7 +55,10 @@ extension DispatchQueue {
     @usableFromInline
     func _syncCore(barrier: Bool, _ body: () -> Void) {
         let ranFast = ThreadContext.withCurrent { context in
-            if isMain || context.currentQueueReference != nil || !context.drainingQueues.isEmpty {
+            // Code of a queue runs only with that queue current (NodeRunner enters it
+            // before the item and leaves after what the item released), so a thread
+            // without a current queue holds none; only the main queue needs a look then.
+            if isMain || context.currentQueueReference != nil {
                 rejectSyncDeadlock(context: context, barrier: barrier)
             }
             guard !isMain, acquireChain(barrier: barrier) else { return false }
