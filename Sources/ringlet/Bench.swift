@@ -335,10 +335,12 @@ struct Bench: ParsableCommand {
                 + "\(Int(dispatch["threads_after"] ?? 0)), Ringlet \(Int(ringlet["threads_after"] ?? 0))"]
         case .latency, .latencyYieldingFlood:
             func side(_ name: String, _ result: BenchChildResult) -> String {
-                "\(name) p50 \(us(result["p50_ns"])), p99 \(us(result["p99_ns"])), max \(us(result["max_ns"])) "
-                    + "(\(Int(result["samples"] ?? 0)) items; \(Int(result["flood_started"] ?? 0)) of "
-                    + "\(scale.floodItems) background items had started, at most "
-                    + "\(Int(result["flood_peak_parallel"] ?? 0)) at once)"
+                let flood = row == .latencyYieldingFlood
+                    ? "\(Int(result["flood_started"] ?? 0)) background items ran, \(scale.floodItems) in flight"
+                    : "\(Int(result["flood_started"] ?? 0)) of \(scale.floodItems) background items had started, "
+                        + "at most \(Int(result["flood_peak_parallel"] ?? 0)) at once"
+                return "\(name) p50 \(us(result["p50_ns"])), p99 \(us(result["p99_ns"])), max \(us(result["max_ns"])) "
+                    + "(\(Int(result["samples"] ?? 0)) items; \(flood))"
             }
             return ["\(row.rawValue): " + side("Dispatch", dispatch) + "; " + side("Ringlet", ringlet)]
         case .memory, .memoryLabelled:

@@ -10,7 +10,7 @@
 /// - **handed over**: whoever frees the slot while the waiter is at the head of the
 ///   serial queue's FIFO (a `sync` caller giving its slot back, a drain that stops
 ///   or reaches the node, a `resume`) gives the slot to the waiter instead of waking
-///   the queue with a token (`QueueState.wakeup`). The
+///   the queue with a token (`DispatchQueue.syncWaiterToHandOverLocked`). The
 ///   waiter goes on up the chain and runs its closure on its own thread, as GCD
 ///   does: chains of `sync` make progress without any pool thread.
 /// - **run for it**: a drainer that holds the queue's target too (a nested drain, a

@@ -13,10 +13,12 @@
 ///   draining --(4) empty, suspended or barrier waits--> idle
 ///   woken --(5) more urgent push--> woken, with an extra token at that priority
 ///   idle --(6) sync takes a slot--> held by the caller --(7) slot given back--> idle or woken
+///   idle, held or draining --(8) slot free, a sync caller at the FIFO's head--> held by it
 ///
 ///   (1) append, then wakeup       (2) DispatchQueue.drain (tokenTaken)
 ///   (3),(4) wakeup after a batch  (5) raise
 ///   (6) takeSyncSlot              (7) giveSyncSlot, then wakeup
+///   (8) DispatchQueue.syncWaiterToHandOverLocked, before wakeup (serial queues only)
 struct QueueState {
     /// Items that may run at once: 1 for serial queues (and the main queue).
     let width: Int32
