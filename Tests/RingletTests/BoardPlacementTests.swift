@@ -110,7 +110,10 @@ enum PlacementScenarios {
             #expect(waited(blockers))
         }
         /// Blocks every worker of `band` with items at `qos`, one at a time (each taken
-        /// before the next is submitted, so an idle worker of the band takes it).
+        /// before the next is submitted, so an idle worker of the band takes it). An item
+        /// that a reserve worker took instead (a worker of the band not parked yet, on a
+        /// loaded machine) returns at once: blocked there, it would hold the reserve
+        /// worker the probes need.
         func holdEvery(_ band: WorkerBand, qos: DispatchQoS.QoSClass) -> Bool {
             let needed = workers.filter { $0.band == band }.count
             var blocked = 0, attempts = 0
@@ -119,9 +122,10 @@ enum PlacementScenarios {
                 let started = DispatchSemaphore(value: 0)
                 let ranOn = Recorder<WorkerBand?>()
                 DispatchQueue.global(qos: qos).async(group: blockers) {
-                    ranOn.append(ThreadContext.current.worker?.band)
+                    let ranOnBand = ThreadContext.current.worker?.band
+                    ranOn.append(ranOnBand)
                     started.signal()
-                    _ = release.wait(timeout: deadline())
+                    if ranOnBand == band { _ = release.wait(timeout: deadline()) }
                 }
                 held += 1
                 guard waited(started) else { return false }

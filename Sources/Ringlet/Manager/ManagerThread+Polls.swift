@@ -73,13 +73,26 @@ extension ManagerThread {
     /// poll (the ring's deferred task work, which runs only when the manager waits, had
     /// not run when the removal was submitted), so the poll stays armed — a multishot
     /// one until the next wake-up, which may never come — and the cancel handler would
-    /// wait for ever. The removal is asked again: the manager waited since, so that
-    /// work has run. 0 (removed) and ENOENT (the poll had ended) leave it to the poll's
-    /// last completion.
+    /// wait for ever. The removal is asked again after the manager's next wait, which
+    /// runs that work (IORING_SETUP_DEFER_TASKRUN: io_uring_enter with GETEVENTS), not
+    /// here: asked again inside the reap, a full submission queue is submitted without
+    /// waiting, the removal meets the same pending work and is answered EALREADY
+    /// again, and the reap never ends (8,000 sources cancelled right after activation
+    /// spun the manager for good). 0 (removed) and ENOENT (the poll had ended) leave it
+    /// to the poll's last completion.
     func pollRemoveCompleted(_ completion: Ring.Completion, _ ring: Ring) {
         guard completion.result == -Errno.alreadyInProgress.rawValue, let source = polledSource(completion.userData),
               source.registration.removing, source.registration.pollArmed else { return }
-        removePoll(source, ring)
+        pollRemovalsOwed.append(source)
+    }
+
+    /// Asks again for the removals answered EALREADY before the manager's last wait.
+    func retryPollRemovals(_ ring: Ring) {
+        let owed = pollRemovalsOwed
+        pollRemovalsOwed.removeAll(keepingCapacity: true)
+        for source in owed where source.registration.removing && source.registration.pollArmed {
+            removePoll(source, ring)
+        }
     }
 
     func pollCompleted(_ completion: Ring.Completion, _ ring: Ring) {

@@ -23,6 +23,8 @@ struct KernelSourceSide {
     let rearmPoll: (DispatchSource, Ring) -> Void
     let pollCompleted: (Ring.Completion, Ring) -> Void
     let pollRemoveCompleted: (Ring.Completion, Ring) -> Void
+    /// Asks again for the poll removals answered EALREADY (`pollRemovalsOwed`).
+    let retryPollRemovals: (Ring) -> Void
     let signalsCompleted: (Ring.Completion, Ring) -> Void
     /// Signals Ringlet's handler caught on the program's threads (it wrote the eventfd).
     let takeCaughtSignals: () -> Void
@@ -47,6 +49,7 @@ extension ManagerThread {
             rearmPoll: { [unowned(unsafe) self] in rearmPoll($0, $1) },
             pollCompleted: { [unowned(unsafe) self] in pollCompleted($0, $1) },
             pollRemoveCompleted: { [unowned(unsafe) self] in pollRemoveCompleted($0, $1) },
+            retryPollRemovals: { [unowned(unsafe) self] in retryPollRemovals($0) },
             signalsCompleted: { [unowned(unsafe) self] in signalsCompleted($0, $1) },
             takeCaughtSignals: { [unowned(unsafe) self] in takeCaughtSignals() })
     }

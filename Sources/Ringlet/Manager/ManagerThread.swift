@@ -142,6 +142,9 @@ final class ManagerThread: @unchecked Sendable {
     var clockWatchFD: Int32 = -1
     /// Multishot polls work here (cleared on the first EINVAL: kernels before 5.13).
     var multishotPolls = true
+    /// Sources whose poll removal was answered EALREADY, asked again after the
+    /// manager's next wait (`retryPollRemovals`, ManagerThread+Polls.swift).
+    var pollRemovalsOwed: [DispatchSource] = []
     /// Sources activated and not yet finished (see `claimSourceCapacity`).
     let activeSources = Atomic<Int>(0)
     /// The manager's trace ring (nil: tracing is off). Manager thread only.
@@ -263,6 +266,8 @@ final class ManagerThread: @unchecked Sendable {
         armWakeRead(ring)
         while true {
             takeRequests()
+            // After a wait: the removals it answered EALREADY can now succeed.
+            if !pollRemovalsOwed.isEmpty { kernelSide?.retryPollRemovals(ring) }
             rearmTimeout(ring)
             sleepAim.store(armedDeadline ?? .max, ordering: .sequentiallyConsistent)
             // Announce the sleep, then look once more: a request that raced with the
