@@ -101,6 +101,18 @@ import Testing
         #expect(!text.contains("RLIMIT_NPROC"), "\(text)")
     }
 
+    /// On epoll the manager brings two I/O helper threads: the count the message gives
+    /// is the one the limit must allow (it said 13 where 15 are needed).
+    @Test func onEpollTheThreadCountIncludesTheIOHelpers() {
+        let refusal = ThreadRefusal(errno: .tryAgain, created: 5, configuration: generic,
+                                    limits: ProcessLimits(addressSpaceBytes: 8 << 30, addressSpaceInUseBytes: 1 << 30,
+                                                          userThreads: 9, processThreads: 5),
+                                    ioHelperThreads: 2)
+        #expect(refusal.totalThreads == 15)
+        #expect(refusal.description.contains("the runtime creates 15 threads: 'cores' 4 × ('workersPerCore' 2 + "
+            + "'reservePerCore' 1) + 1 manager + 2 I/O helper threads of the epoll backend"), "\(refusal)")
+    }
+
     @Test func eagainWithRoomForStacksBlamesTheThreadLimitItFinds() {
         let nproc = ThreadRefusal(errno: .tryAgain, created: 3, configuration: generic,
                                   limits: ProcessLimits(addressSpaceBytes: 8 << 30, addressSpaceInUseBytes: 1 << 30,

@@ -18,6 +18,19 @@ import Testing
         #expect(text.contains("over-resume"), "\(text)")
     }
 
+    /// The source's own queue carries its target's label: the message names the source.
+    @Test func overResumeOfASourceNamesTheSource() async {
+        let result = await #expect(processExitsWith: .signal(sigabrt), observing: [\.standardErrorContent]) {
+            let source = DispatchSource.makeUserDataAddSource(queue: DispatchQueue(label: "test.misuse.src-q"))
+            source.activate()
+            source.resume()
+        }
+        let text = result?.standardErrorText ?? ""
+        #expect(text.contains("resume() on user-data source (queue 'test.misuse.src-q'), which is not suspended"),
+                "\(text)")
+        #expect(text.contains("over-resume"), "\(text)")
+    }
+
     @Test func syncOntoTheCurrentSerialQueue() async {
         let result = await #expect(processExitsWith: .signal(sigabrt), observing: [\.standardErrorContent]) {
             let queue = DispatchQueue(label: "test.misuse.reentrant")

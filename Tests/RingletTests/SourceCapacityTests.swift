@@ -17,6 +17,13 @@ import Testing
         await #expect(processExitsWith: .success) { SourceCapacityScenarios.reuse() }
     }
 
+    /// One live source at a time, made, activated and cancelled in a loop from an item
+    /// of the queue the sources deliver to (so none can finish before the loop ends):
+    /// a cancelled source no longer counts, and the capacity of 3 is never reached.
+    @Test func aLoopOfCancelledSourcesStaysWithinTheCapacity() async {
+        await #expect(processExitsWith: .success) { SourceCapacityScenarios.loopOfCancelled() }
+    }
+
     @Test func oneSourceTooManyTrapsNamingTheQueueAndTheKey() async {
         let result = await #expect(processExitsWith: .signal(sigabrt), observing: [\.standardErrorContent]) {
             SourceCapacityScenarios.overflow()
@@ -83,6 +90,24 @@ enum SourceCapacityScenarios {
         #expect(RuntimeParts.shared.manager.takeUnretainedValue().activeSources.load(ordering: .relaxed) == 3)
         for source in sources.dropFirst() { source.cancel() }
         fourth.cancel()
+    }
+
+    static func loopOfCancelled() {
+        start()
+        let queue = DispatchQueue(label: "test.sources.loop")
+        let finished = AtomicCounter()
+        let made = 2000
+        queue.sync {
+            for index in 0..<made {
+                let source: DispatchSourceProtocol = index % 2 == 0
+                    ? DispatchSource.makeTimerSource(queue: queue) : DispatchSource.makeUserDataAddSource(queue: queue)
+                source.setCancelHandler { finished.increment() }
+                source.activate()
+                source.cancel()
+            }
+        }
+        #expect(eventually { finished.value == made })
+        #expect(RuntimeParts.shared.manager.takeUnretainedValue().activeSources.load(ordering: .relaxed) == 0)
     }
 
     static func overflow() {

@@ -145,7 +145,7 @@ final class ManagerThread: @unchecked Sendable {
     /// Sources whose poll removal was answered EALREADY, asked again after the
     /// manager's next wait (`retryPollRemovals`, ManagerThread+Polls.swift).
     var pollRemovalsOwed: [DispatchSource] = []
-    /// Sources activated and not yet finished (see `claimSourceCapacity`).
+    /// Sources activated and not yet cancelled (see `claimSourceCapacity`).
     let activeSources = Atomic<Int>(0)
     /// The manager's trace ring (nil: tracing is off). Manager thread only.
     var trace: TraceBuffer?

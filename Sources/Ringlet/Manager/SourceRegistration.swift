@@ -40,7 +40,7 @@ extension ManagerThread {
     /// Counts `source` as active, or traps when the profile's `sources` capacity is
     /// spent (Architecture, "Fixed at start": a pool's exhaustion names the pool and its key).
     /// Called once per source, by `activate()`; `releaseSourceCapacity` undoes it
-    /// when the source has finished (its cancel handler ran).
+    /// when the source is cancelled (`DispatchSource.releaseCapacityIfHeld`).
     func claimSourceCapacity(for source: DispatchSource) {
         let capacity = configuration.sources
         let active = activeSources.wrappingAdd(1, ordering: .relaxed).newValue

@@ -96,7 +96,8 @@ public final class Runtime: @unchecked Sendable {
         do throws(RuntimeError) {
             try runtime.scheduler.start()
         } catch {
-            throw error.explained(for: configuration, poolFailed: true)
+            throw error.explained(for: configuration, poolFailed: true,
+                                  ioHelperThreads: runtime.manager.helperThreads)
         }
         // Before the runtime is published: jobs enqueued from now on wait for it.
         runtime.runsSwiftConcurrency = ConcurrencyExecutors.install(configuration)

@@ -279,11 +279,13 @@ public struct RuntimeConfiguration: Sendable, Equatable {
 public enum RuntimeError: Error, CustomStringConvertible {
     /// The same error with a thread refusal explained against `configuration`: which
     /// limit refused the thread, and the keys to change (`ThreadRefusal`). The manager
-    /// is created first, so `created` counts it when the pool failed.
-    func explained(for configuration: RuntimeConfiguration, poolFailed: Bool) -> RuntimeError {
+    /// (with the epoll backend's `ioHelperThreads`) is created first, so `created`
+    /// counts them when the pool failed.
+    func explained(for configuration: RuntimeConfiguration, poolFailed: Bool,
+                   ioHelperThreads: Int = 0) -> RuntimeError {
         guard case .threadCreationFailed(let created, let wanted, let errno, nil) = self else { return self }
-        let refusal = ThreadRefusal(errno: errno, created: poolFailed ? created + 1 : 0, configuration: configuration,
-                                    limits: .current())
+        let refusal = ThreadRefusal(errno: errno, created: poolFailed ? created + 1 + ioHelperThreads : 0,
+                                    configuration: configuration, limits: .current(), ioHelperThreads: ioHelperThreads)
         return .threadCreationFailed(created: created, wanted: wanted, errno: errno, refusal: refusal)
     }
 

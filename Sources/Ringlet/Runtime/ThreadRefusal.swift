@@ -33,16 +33,21 @@ public struct ThreadRefusal: Sendable, Equatable, CustomStringConvertible {
     public let created: Int
     public let configuration: RuntimeConfiguration
     public let limits: ProcessLimits
+    /// The epoll backend's I/O helper threads, created with the manager (0 on io_uring).
+    public let ioHelperThreads: Int
 
-    public init(errno: Errno, created: Int, configuration: RuntimeConfiguration, limits: ProcessLimits) {
+    public init(errno: Errno, created: Int, configuration: RuntimeConfiguration, limits: ProcessLimits,
+                ioHelperThreads: Int = 0) {
         self.errno = errno
         self.created = created
+        self.ioHelperThreads = ioHelperThreads
         self.configuration = configuration
         self.limits = limits
     }
 
-    /// Every thread the runtime creates: the pool and the manager.
-    public var totalThreads: Int { configuration.poolThreads + 1 }
+    /// Every thread the runtime creates: the pool, the manager and, on epoll, the I/O
+    /// helper threads.
+    public var totalThreads: Int { configuration.poolThreads + 1 + ioHelperThreads }
     /// Threads still to create, the refused one included.
     var remaining: Int { max(1, totalThreads - created) }
     /// What one thread's stack maps: `workerStackBytes` (0: RLIMIT_STACK, as glibc
@@ -72,6 +77,7 @@ public struct ThreadRefusal: Sendable, Equatable, CustomStringConvertible {
         let stackKey = "'workerStackBytes' (\(c.workerStackBytes)\(c.workerStackBytes == 0 ? ": the system default" : ""))"
         let shape = "the runtime creates \(totalThreads) threads: 'cores' \(c.cores) × ('workersPerCore' "
             + "\(c.workersPerCore) + 'reservePerCore' \(c.reservePerCore)) + 1 manager"
+            + (ioHelperThreads > 0 ? " + \(ioHelperThreads) I/O helper threads of the epoll backend" : "")
         let lowerThreads = "lower 'workersPerCore' (\(c.workersPerCore)) or 'reservePerCore' (\(c.reservePerCore))"
         let stackNeed = "the \(remaining) thread\(remaining == 1 ? "" : "s") still to create need \(remaining) × "
             + "\(stackBytesPerThread) = \(remaining * stackBytesPerThread) bytes of stack (guard pages included)"

@@ -24,6 +24,7 @@ extension DispatchSource {
         }
         if !submitted { return }
         manager.claimSourceCapacity(for: self)
+        holdsCapacity.store(true, ordering: .releasing)
         // User data is registered at once: its registration handler is queued before
         // any event can be.
         if !needsManager && !isCancelled { registeredWithKernel() }
@@ -34,6 +35,7 @@ extension DispatchSource {
         deliverPendingData()
         queue.activate()
         if isCancelled {
+            releaseCapacityIfHeld()
             unregistered()
         } else if needsManager {
             manager.submit(.register(self))
@@ -55,9 +57,15 @@ extension DispatchSource {
     func resumeSource() {
         // GCD: on an inactive source, resume() undoes a suspend() made while inactive,
         // and activates only when there is none to undo.
-        if !lock.withLock({ activated }) && queue.lock.withLock({ queue.state.suspendCount == 0 }) {
-            activateSource()
-            return
+        let notSuspended = queue.lock.withLock { queue.state.suspendCount == 0 }
+        if notSuspended {
+            if !lock.withLock({ activated }) {
+                activateSource()
+                return
+            }
+            // The source's own queue carries its target's label: name the source.
+            ringletMisuse("resume() on \(name), which is not suspended (over-resume): every resume() must balance "
+                + "an earlier suspend() of the source, and activate() starts it once")
         }
         queue.resume()
     }
@@ -75,11 +83,21 @@ extension DispatchSource {
         if cancelled.exchange(true, ordering: .acquiringAndReleasing) { return }
         let active = lock.withLock { activated }
         guard active else { return }  // `activate()` finishes the cancellation
+        releaseCapacityIfHeld()
         if needsManager {
             manager.submit(.cancel(self))
         } else {
             unregistered()
         }
+    }
+
+    /// A cancelled source gives its place in the `sources` capacity back at once, not
+    /// when the manager and its queue have finished it: a loop that makes, activates
+    /// and cancels one source at a time stays at one (it trapped at the capacity, the
+    /// cancelled ones still counted). Exactly once, whichever of `cancel()`,
+    /// `activate()` (of a source cancelled before) and `finish` comes first.
+    func releaseCapacityIfHeld() {
+        if holdsCapacity.exchange(false, ordering: .acquiringAndReleasing) { manager.releaseSourceCapacity() }
     }
 
     /// Timers and kernel events need the manager thread; user data never does.
@@ -116,7 +134,7 @@ extension DispatchSource {
     /// the nodes that still hold the source let it go.
     private func finish(_ node: WorkNodeRef) {
         finished.store(true, ordering: .releasing)
-        manager.releaseSourceCapacity()
+        releaseCapacityIfHeld()
         // Take the delivery node unless a delivery owns it; that delivery, running
         // after this, sees `finished` and lets its node go.
         if deliveryQueued.compareExchange(expected: false, desired: true, ordering: .acquiringAndReleasing).exchanged,

@@ -82,6 +82,9 @@ public class DispatchSource: DispatchObject, @unchecked Sendable {
     let stagedDeadline = Atomic<UInt64>(0)
     let cancelled = Atomic<Bool>(false)
     let finished = Atomic<Bool>(false)
+    /// The source counts toward the profile's `sources` capacity: from `activate()`
+    /// until it is cancelled (`releaseCapacityIfHeld`).
+    let holdsCapacity = Atomic<Bool>(false)
     let currentData = Atomic<UInt>(0)
     /// The QoS deliveries run at (packed `QoSPriority`).
     let eventPriority = Atomic<UInt8>(0)
