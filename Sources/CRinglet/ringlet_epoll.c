@@ -56,12 +56,12 @@ int rl_timerfd_create_monotonic(void) {
 int rl_timerfd_set_absolute(int fd, unsigned long long deadline_ns) {
     struct itimerspec spec;
     memset(&spec, 0, sizeof spec);
-    // it_value zero disarms; a deadline of 0 (long past) becomes 1 ns, which fires at once.
-    if (deadline_ns != 0) {
-        spec.it_value.tv_sec = (time_t)(deadline_ns / 1000000000ULL);
-        spec.it_value.tv_nsec = (long)(deadline_ns % 1000000000ULL);
-        if (spec.it_value.tv_sec == 0 && spec.it_value.tv_nsec == 0) spec.it_value.tv_nsec = 1;
-    }
+    // it_value zero disarms; a deadline of 0 (long past: a wall-clock deadline a year
+    // ago converts to it) becomes 1 ns, which fires at once. Left at zero it disarmed
+    // the one timerfd every timeout shares, and no timer fired again.
+    spec.it_value.tv_sec = (time_t)(deadline_ns / 1000000000ULL);
+    spec.it_value.tv_nsec = (long)(deadline_ns % 1000000000ULL);
+    if (deadline_ns == 0) spec.it_value.tv_nsec = 1;
     return timerfd_settime(fd, TFD_TIMER_ABSTIME, &spec, NULL) == 0 ? 0 : -errno;
 }
 

@@ -109,16 +109,27 @@ enum PlacementScenarios {
             for _ in 0..<held { release.signal() }
             #expect(waited(blockers))
         }
+        /// Every worker of `band` and of the reserve is parked or blocked: the next item
+        /// at the band's QoS wakes a parked worker of the band, not a reserve worker (a
+        /// reserve worker still looking for work after the last probe would take it).
+        func settled(_ band: WorkerBand) -> Bool {
+            eventually {
+                Runtime.current.scheduler.lock.withLock {
+                    workers.allSatisfy { ($0.band != band && $0.band != .reserve) || $0.state == .parked
+                        || $0.state == .blocked }
+                }
+            }
+        }
         /// Blocks every worker of `band` with items at `qos`, one at a time (each taken
         /// before the next is submitted, so an idle worker of the band takes it). An item
-        /// that a reserve worker took instead (a worker of the band not parked yet, on a
-        /// loaded machine) returns at once: blocked there, it would hold the reserve
-        /// worker the probes need.
+        /// that a reserve worker took anyway returns at once: blocked there, it would hold
+        /// the reserve worker the probes need.
         func holdEvery(_ band: WorkerBand, qos: DispatchQoS.QoSClass) -> Bool {
             let needed = workers.filter { $0.band == band }.count
             var blocked = 0, attempts = 0
             while blocked < needed && attempts < workers.count * 2 {
                 attempts += 1
+                guard settled(band) else { return false }
                 let started = DispatchSemaphore(value: 0)
                 let ranOn = Recorder<WorkerBand?>()
                 DispatchQueue.global(qos: qos).async(group: blockers) {

@@ -79,6 +79,9 @@ final class ManagerThread: @unchecked Sendable {
         /// For wall-clock timers: (wall clock − monotonic clock) when the deadline was
         /// converted, so a clock change can move it by the difference.
         var wallOffset: Int64?
+        /// Intervals of a repeating wall-clock timer that fell before the monotonic
+        /// clock's zero (a deadline older than the boot), added to its first fire's count.
+        var carriedFires: UInt64 = 0
     }
 
     let configuration: RuntimeConfiguration

@@ -21,15 +21,25 @@ extension ManagerThread {
                   owner: TimerOwner.Target) -> TimerQueue.Handle {
         var monotonic = deadline
         var offset: Int64?
+        var carried: UInt64 = 0
         if wall {
             watchClockChanges()
             let now = Self.wallClockOffset()
             offset = now
-            monotonic = UInt64(max(Int64(bitPattern: deadline) &- now, 0))
+            let converted = Int64(bitPattern: deadline) &- now
+            if converted < 0 && interval > 0 {
+                // Older than the boot: the first deadline at or after the monotonic zero,
+                // the intervals skipped to reach it counted in the first fire (`data`).
+                let behind = UInt64(bitPattern: 0 &- converted)
+                carried = (behind + interval - 1) / interval
+                monotonic = carried &* interval &- behind
+            } else {
+                monotonic = UInt64(max(converted, 0))
+            }
         }
         let handle = timers.schedule(deadline: monotonic, leeway: leeway, interval: interval, advance: advance)
         while timerOwners.count <= handle.slot { timerOwners.append(nil) }
-        timerOwners[handle.slot] = TimerOwner(target: owner, wallOffset: offset)
+        timerOwners[handle.slot] = TimerOwner(target: owner, wallOffset: offset, carriedFires: carried)
         return handle
     }
 
@@ -77,10 +87,15 @@ extension ManagerThread {
             case .source(let source):
                 // A repeating timer stays armed under a new generation; a one-shot is gone.
                 let current = timers.currentHandle(slot: firing.handle.slot)
-                if current == nil { timerOwners[firing.handle.slot] = nil }
+                if current == nil {
+                    timerOwners[firing.handle.slot] = nil
+                } else if owner.carriedFires > 0 {
+                    timerOwners[firing.handle.slot]?.carriedFires = 0
+                }
                 source.registration.timer = current
-                trace?.record(.sourceEvent, aux: TraceSourceKind.timer.rawValue, subject: UInt64(firing.count))
-                source.timerFired(count: firing.count, due: firing.deadline > now ? firing.deadline : nil)
+                let count = firing.count &+ owner.carriedFires
+                trace?.record(.sourceEvent, aux: TraceSourceKind.timer.rawValue, subject: UInt64(count))
+                source.timerFired(count: count, due: firing.deadline > now ? firing.deadline : nil)
             }
         }
     }
