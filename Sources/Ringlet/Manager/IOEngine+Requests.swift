@@ -142,14 +142,27 @@ extension IOEngine {
             reissue = true
         } else if (result == -Errno.notPermitted.rawValue || result == -Errno.invalidArgument.rawValue)
                     && entry.ioprio != 0 && !operation.stopped {
-            // A kernel that refuses the I/O priority: go on without it, and say so once.
-            if !ioprioRefused {
+            // The kernel may refuse the I/O priority — or the file refuses the transfer
+            // itself (an eventfd read of 4 bytes: EINVAL). Issued again without it, the
+            // request tells which (below); only then do priorities go off for good.
+            entry.ioprio = 0
+            entry.ioprioProbe = true
+            reissue = true
+        } else if entry.ioprioProbe {
+            // The request without its priority: EINVAL or EPERM again is the file's own
+            // answer (the operation fails with it, priorities stay on); anything else
+            // means the priority was what the kernel refused.
+            entry.ioprioProbe = false
+            if result != -Errno.notPermitted.rawValue && result != -Errno.invalidArgument.rawValue && !ioprioRefused {
                 ioprioRefused = true
-                ringletWarning("the kernel refused I/O priorities on io_uring requests (\(Errno(negated: result).name)); "
+                ringletWarning("the kernel refused I/O priorities on \(manager.backend?.backend.description ?? "io_uring") requests (a "
+                    + "\(operation.isWrite ? "write" : "read") on \(operation.channel.name) went through without one); "
                     + "DispatchIO requests go without them from now on")
             }
-            entry.ioprio = 0
-            reissue = true
+            if !operation.isWrite && result >= 0 && !operation.stopped {
+                checked = descriptorHolds(operation)
+                if !checked { result = -Errno.badFile.rawValue }
+            }
         } else if !operation.isWrite && result >= 0 && !operation.stopped {
             // What a read brought back came from whatever file the number names now.
             checked = descriptorHolds(operation)

@@ -32,6 +32,9 @@ final class IOEngine: @unchecked Sendable {
         var ioprio: UInt16
         var polling = false                    // waiting for readiness after EAGAIN
         var retries = 0                        // transient errors in a row
+        /// Issued again without its I/O priority after EINVAL or EPERM: its result says
+        /// whether the priority was what the kernel refused (`ioprioRefused`).
+        var ioprioProbe = false
     }
 
     /// Transient errors (ENOMEM, ECANCELED not asked for) a request is re-issued
