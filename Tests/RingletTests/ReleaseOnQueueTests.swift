@@ -109,9 +109,12 @@ final class ReleaseProbe: @unchecked Sendable {
         #expect(seen == ["test.release.notify"])
     }
 
-    /// A handler that replaces itself: the old handler's last reference goes on the queue.
-    @Test func aReplacedSourceHandlerIsReleasedOnItsQueue() {
-        let (queue, key) = labelled("test.release.handler")
+    /// The specific the probe's deinit sees once `install` has given the probe's last
+    /// reference to a handler of a user-data source on `queue`, and `trigger` has made
+    /// the source let that handler go.
+    private func specificSeenAtHandlerRelease(on queue: DispatchQueue, key: DispatchSpecificKey<String>,
+                                              install: (DispatchSourceUserDataAdd, ReleaseProbe) -> Void,
+                                              trigger: (DispatchSourceUserDataAdd) -> Void) -> [String?] {
         let seen = Recorder<String?>()
         let released = DispatchSemaphore(value: 0)
         let source = DispatchSource.makeUserDataAddSource(queue: queue)
@@ -120,34 +123,33 @@ final class ReleaseProbe: @unchecked Sendable {
                 seen.append(DispatchQueue.getSpecific(key: key))
                 released.signal()
             }
+            install(source, probe)
+        }
+        source.activate()
+        trigger(source)
+        _ = waited(released)
+        source.cancel()
+        return seen.values
+    }
+
+    /// A handler that replaces itself: the old handler's last reference goes on the queue.
+    @Test func aReplacedSourceHandlerIsReleasedOnItsQueue() {
+        let (queue, key) = labelled("test.release.handler")
+        let seen = specificSeenAtHandlerRelease(on: queue, key: key, install: { source, probe in
             source.setEventHandler { [unowned source] in
                 withExtendedLifetime(probe) {}
                 source.setEventHandler {}
             }
-        }
-        source.activate()
-        source.add(data: 1)
-        #expect(waited(released))
-        #expect(seen.values == ["test.release.handler"])
-        source.cancel()
+        }, trigger: { $0.add(data: 1) })
+        #expect(seen == ["test.release.handler"])
     }
 
     @Test func aSourceCancelHandlerIsReleasedOnItsQueue() {
         let (queue, key) = labelled("test.release.cancel")
-        let seen = Recorder<String?>()
-        let released = DispatchSemaphore(value: 0)
-        let source = DispatchSource.makeUserDataAddSource(queue: queue)
-        do {
-            let probe = ReleaseProbe {
-                seen.append(DispatchQueue.getSpecific(key: key))
-                released.signal()
-            }
+        let seen = specificSeenAtHandlerRelease(on: queue, key: key, install: { source, probe in
             source.setCancelHandler { withExtendedLifetime(probe) {} }
-        }
-        source.activate()
-        source.cancel()
-        #expect(waited(released))
-        #expect(seen.values == ["test.release.cancel"])
+        }, trigger: { $0.cancel() })
+        #expect(seen == ["test.release.cancel"])
     }
 
     /// The database library's pattern: an object "may be deallocated on its own queue";

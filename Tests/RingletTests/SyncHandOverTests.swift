@@ -73,22 +73,27 @@ enum SyncHandOverScenarios {
         return waited(holding) ? release : nil
     }
 
-    static func holderGivesTheSlotBack() {
-        guard let band = occupiedHighBand() else { return }
-        defer { band.open() }
-        let queue = DispatchQueue(label: "test.handover.own-thread")
-        guard let release = hold(queue) else { return }
+    /// A thread of its own syncs onto `queue`, which is busy: once its node waits in
+    /// the FIFO, `free` frees the queue; the closure must then run on that thread.
+    static func syncRunsOnTheCallersThread(_ queue: DispatchQueue, freedBy free: () -> Void) {
         let caller = Recorder<Int32>()
         let ranOn = Recorder<Int32>()
         let done = onOwnThreads(1) { _ in
             caller.append(ThreadControl.threadID)
             queue.sync { ranOn.append(ThreadControl.threadID) }
         }
-        // The caller's node is in the queue's FIFO: it waits.
         #expect(eventually { queue.pendingCount == 1 })
-        release.open()
+        free()
         #expect(waited(done))
         #expect(ranOn.values == caller.values, "the closure ran on \(ranOn.values), not the caller's thread")
+    }
+
+    static func holderGivesTheSlotBack() {
+        guard let band = occupiedHighBand() else { return }
+        defer { band.open() }
+        let queue = DispatchQueue(label: "test.handover.own-thread")
+        guard let release = hold(queue) else { return }
+        syncRunsOnTheCallersThread(queue) { release.open() }
     }
 
     static func resumeHandsOver() {
@@ -96,16 +101,7 @@ enum SyncHandOverScenarios {
         defer { band.open() }
         let queue = DispatchQueue(label: "test.handover.resume")
         queue.suspend()
-        let caller = Recorder<Int32>()
-        let ranOn = Recorder<Int32>()
-        let done = onOwnThreads(1) { _ in
-            caller.append(ThreadControl.threadID)
-            queue.sync { ranOn.append(ThreadControl.threadID) }
-        }
-        #expect(eventually { queue.pendingCount == 1 })
-        queue.resume()
-        #expect(waited(done))
-        #expect(ranOn.values == caller.values)
+        syncRunsOnTheCallersThread(queue) { queue.resume() }
     }
 
     static func busyTarget() {
