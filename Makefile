@@ -12,7 +12,8 @@
 #   make tsan       the test suites under ThreadSanitizer (all but TSAN_SKIP, each with its reason)
 #   make asan       the test suites under AddressSanitizer with leak checking
 #   make soak       the reliability run: 10^7 items, every one exactly once, memory and threads
-#                   bounded; then the same on a 64-node pool (release build)
+#                   bounded; then the same on a 64-node pool; then 10^5 rounds of sync chains
+#                   on both backends (release build)
 #   make embedded   compile Ringlet in Embedded Swift mode, link the checks program, run it
 #   make bench      release build, Ringlet vs the toolchain's Dispatch (prints a table)
 #   make docs       the documentation (Sources/Ringlet/Ringlet.docc and the API) into .build/docs
