@@ -27,22 +27,6 @@ import Testing
         #expect(!text.contains("reservePerCore"), "\(text)")
     }
 
-    /// However the thread came to hold the queue: here as a queue it drains, while the
-    /// item it runs belongs to an unrelated queue.
-    @Test func syncOntoAQueueTheThreadDrains() async {
-        let result = await #expect(processExitsWith: .signal(sigabrt), observing: [\.standardErrorContent]) {
-            startRuntime(twoCoreConfiguration())
-            let queue = DispatchQueue(label: "test.selfwait.draining")
-            let other = DispatchQueue(label: "test.selfwait.other")
-            let context = ThreadContext.current
-            context.drainingQueues.append(Unmanaged.passUnretained(queue))
-            other.sync { queue.sync {} }
-        }
-        let text = result?.standardErrorText ?? ""
-        #expect(text.contains("self-wait: sync onto queue 'test.selfwait.draining'"), "\(text)")
-        #expect(text.contains("already holds queue 'test.selfwait.draining'"), "\(text)")
-    }
-
     /// A queue whose target the thread holds: named with the queue that is held.
     @Test func syncOntoAChildOfTheHeldQueueNamesBoth() async {
         let result = await #expect(processExitsWith: .signal(sigabrt), observing: [\.standardErrorContent]) {

@@ -194,7 +194,7 @@ extension DispatchQueue {
 
     /// Traps when the calling thread holds this queue, or a serial queue this one
     /// needs, exclusively — however it came to hold it (an item, a nested `sync`, a
-    /// drain, a deinit its release ran): a `sync` that only this thread could end.
+    /// deinit its release ran): a `sync` that only this thread could end.
     private func rejectSyncDeadlock(context: ThreadContext, barrier: Bool) {
         if isMain && context.isMainThread {
             ringletMisuse("DispatchQueue.main.sync called on the main thread: this deadlocks, because only the "

@@ -44,9 +44,6 @@ final class ThreadContext {
     /// it is suspended (`outerDrainStopped`), as it would had the target been drained
     /// item by item. Unretained: each drainer keeps its queue alive.
     var drainingQueues: [Unmanaged<DispatchQueue>] = []
-    /// The work items whose closures run on this thread now (`DispatchWorkItem.perform`),
-    /// outermost first: a wait on one of them from here could never end.
-    var itemsPerforming: [ObjectIdentifier] = []
     /// Spins of this worker, at a serial queue run dry, that ended with no push since
     /// the last one that paid off (see `DispatchQueue.waitBrieflyForPushLocked`).
     var fruitlessSpins = 0
@@ -65,17 +62,14 @@ final class ThreadContext {
     }
 
     /// Calls `body` with every queue this thread holds: the current one, the ones
-    /// nested syncs left below it, the ones it drains (held between items too, and
-    /// while what an item released is destroyed), and all of their targets,
-    /// innermost first.
+    /// nested syncs left below it, and all of their targets, innermost first. (A queue
+    /// the thread drains is held only while its items run, and then it is current or
+    /// a target of the current one: `NodeRunner` leaves an item's queue only after what
+    /// the item released is gone.)
     func forEachHeldQueue(_ body: (DispatchQueue) -> Bool) {
         var starts: [DispatchQueue] = []
-        let current = currentQueue
-        if let current { starts.append(current) }
+        if let current = currentQueue { starts.append(current) }
         for outer in outerQueues.reversed() { starts.append(outer.takeUnretainedValue()) }
-        for draining in drainingQueues.reversed() where draining.toOpaque() != currentQueueReference?.toOpaque() {
-            starts.append(draining.takeUnretainedValue())
-        }
         for start in starts {
             var queue: DispatchQueue? = start
             while let holding = queue {

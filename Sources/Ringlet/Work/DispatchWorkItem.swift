@@ -26,6 +26,8 @@ public class DispatchWorkItem: @unchecked Sendable {
     }
     private let capturedCrumbWord = Atomic<UInt64>(0)
     private let cancelled = Atomic<Bool>(false)
+    /// The context of the thread running the closure now (0: none), for `rejectSelfWait`.
+    private let performer = Atomic<UInt>(0)
     private let lock = FutexLock()
     private let finishedEvent = FutexEvent()
     // Under `lock`:
@@ -58,10 +60,12 @@ public class DispatchWorkItem: @unchecked Sendable {
     /// the item.
     public func perform() {
         if !isCancelled {
-            // Known to the thread while it runs, so a wait on it from inside is caught.
-            ThreadContext.withCurrent { $0.itemsPerforming.append(ObjectIdentifier(self)) }
+            // The thread running the closure is noted, so that a wait on the item from
+            // inside it is caught (`rejectSelfWait`): one word, the first performer's.
+            let me = UInt(bitPattern: ThreadContext.withCurrent { Unmanaged.passUnretained($0).toOpaque() })
+            let noted = performer.compareExchange(expected: 0, desired: me, ordering: .relaxed).exchanged
             block()
-            ThreadContext.withCurrent { _ = $0.itemsPerforming.popLast() }
+            if noted { performer.store(0, ordering: .relaxed) }
         }
         finish()
     }
@@ -161,7 +165,7 @@ public class DispatchWorkItem: @unchecked Sendable {
         let context = ThreadContext.current
         let (done, holder, submissions) = lock.withLock { (finished, enqueuedOn, tickets) }
         if done { return }
-        if context.itemsPerforming.contains(ObjectIdentifier(self)) {
+        if performer.load(ordering: .relaxed) == UInt(bitPattern: Unmanaged.passUnretained(context).toOpaque()) {
             ringletMisuse("self-wait: DispatchWorkItem.wait() from inside that item's own closure on "
                 + "\(context.threadDescription): the item finishes only when its closure returns, so this wait never "
                 + "ends. Use notify(queue:execute:) for what must follow the item, or wait from another thread.")
