@@ -5,7 +5,12 @@ extension DispatchQueue {
     /// from `source` (the non-root queue whose FIFO held it; nil for a root run queue
     /// or the main thread). `topLevel` drains (straight under a root) also yield to
     /// more urgent work and hand off to another band when an inversion needs it.
-    func drain(tokenPriority: QoSPriority, from source: DispatchQueue?, context: ThreadContext, topLevel: Bool) {
+    ///
+    /// Returns a child's token when a deep nested drain stopped at it still holding
+    /// this queue's slot (`deepChainDepth`): the caller drains that child next, then
+    /// ends this drain with `finishHeldDrain` (NodeRunner.drainChain).
+    func drain(tokenPriority: QoSPriority, from source: DispatchQueue?, context: ThreadContext,
+               topLevel: Bool) -> WorkNodeRef? {
         lock.lock()
         state.tokenTaken()
         if !isMain, let current = state.target, current !== source, !(source == nil && current.isRoot) {
@@ -13,24 +18,53 @@ extension DispatchQueue {
             let action = state.newToken(tokenPriority)
             lock.unlock()
             perform(action)
-            return
+            return nil
         }
         context.drainingQueues.append(Unmanaged.passUnretained(self))
         if isSerial {
             // Until it stops, this drainer takes in what producers leave in the inbox.
             inbox.drainerStarts()
-            drainSerialLocked(index: RunQueueIndex.of(tokenPriority), context: context, topLevel: topLevel)
+            let tail = drainSerialLocked(index: RunQueueIndex.of(tokenPriority), context: context, topLevel: topLevel)
             inbox.drainerStops()
             takeInboxLocked()
+            if tail != nil {
+                lock.unlock()
+                return tail
+            }
         } else {
             drainConcurrentLocked(index: RunQueueIndex.of(tokenPriority), context: context, topLevel: topLevel)
         }
+        endDrainLocked(context: context)
+        return nil
+    }
+
+    /// Ends a drain whose serial drainer stopped at a child's token still holding the
+    /// slot (`drain` returned the token), once that child's drain has ended.
+    func finishHeldDrain(context: ThreadContext) {
+        lock.lock()
+        state.running = 0
+        takeInboxLocked()
+        endDrainLocked(context: context)
+    }
+
+    /// Leaves the queue's drain: gives its place in the thread's draining queues back
+    /// and wakes the queue when it has more to run. Invoked with the lock held;
+    /// returns with it released.
+    private func endDrainLocked(context: ThreadContext) {
         context.drainingQueues.removeLast()
         overrideSignal.store(0, ordering: .relaxed)
         let action = wakeupOrRaiseLocked()
         lock.unlock()
         perform(action)
     }
+
+    /// How many queues deep a thread drains nested before a serial drain that reaches
+    /// a child's token stops there instead of draining the child inside its own frame:
+    /// each level costs a few stack frames, and a worker's stack (512 KiB) held about
+    /// a thousand. Deeper down, the drains follow one another in one frame, the slots
+    /// they hold kept on the heap (NodeRunner.drainChain), so a chain of any depth
+    /// takes constant stack. No chain this short pays anything for it.
+    static let deepChainDepth = 32
 
     /// A serial drainer takes in the inbox, `drainTakeLimit` nodes at a time; a node
     /// more urgent than the drain makes it look at `overrideSignal` (the raise itself
@@ -65,16 +99,20 @@ extension DispatchQueue {
     /// overtake). A suspension, a reason to yield, a full batch with other work
     /// waiting, or a sync handed over puts the rest back at the head. Invoked and
     /// returns with the lock held.
-    private func drainSerialLocked(index: Int, context: ThreadContext, topLevel: Bool) {
+    @discardableResult
+    private func drainSerialLocked(index: Int, context: ThreadContext, topLevel: Bool) -> WorkNodeRef? {
         let band = context.worker?.band
         let scheduler = RuntimeParts.shared.scheduler.takeUnretainedValue()
         let batch = RuntimeParts.shared.drainBatch
         // Items were pushed while this drain ran: a producer keeps up with it.
         var producerSeen = false
+        // Deep in a chain: stop at a child's token, keeping the slot, and hand the
+        // token to the caller (`drain`'s comment). Constant while this drain runs.
+        let stopsAtTokens = !topLevel && context.drainingQueues.count >= Self.deepChainDepth
         takeInboxWhileDrainingLocked()
         while state.canTakeHead {
             // Nested in a target's drain: a suspended target stops this queue too.
-            if !topLevel && context.outerDrainStopped { return }
+            if !topLevel && context.outerDrainStopped { return nil }
             // Detach the whole FIFO in O(1): no node is touched under the lock, so a
             // producer pushing meanwhile is never held up for long.
             let detached = state.fifo.removeAll()
@@ -91,6 +129,7 @@ extension DispatchQueue {
             let mayHandOver = topLevel && state.targetIsRoot && !isMain
             var handedOver = false
             var waiterNode: WorkNodeRef?
+            var tail: WorkNodeRef?
             var untilBatchEnd = batch
             // Closures of one group in a row leave it once (`holdGroupLeave`).
             var held = HeldGroup()
@@ -111,6 +150,16 @@ extension DispatchQueue {
                     waiterNode = node
                     if node == marker {
                         // The raising item is the one handed over: the raise ends here.
+                        markerPassed = true
+                        detachedPriority = chain.map(Self.highestPriority(startingAt:)) ?? .lowest
+                    }
+                    break
+                }
+                if stopsAtTokens && node.pointee.kind == .queueToken {
+                    ran += 1
+                    stop = true
+                    tail = node
+                    if node == marker {
                         markerPassed = true
                         detachedPriority = chain.map(Self.highestPriority(startingAt:)) ?? .lowest
                     }
@@ -150,7 +199,9 @@ extension DispatchQueue {
             lock.lock()
             takeInboxWhileDrainingLocked()
             // Handed over, the slot now belongs to the sync caller, who releases it.
-            if !handedOver { state.running = 0 }
+            // Stopped at a child's token, the slot stays this drain's until the child's
+            // drain ends (`finishHeldDrain`).
+            if !handedOver && tail == nil { state.running = 0 }
             if let rest = chain {
                 // Put the rest back in front of what arrived meanwhile, in O(1); the
                 // queue's priority covers both.
@@ -164,17 +215,18 @@ extension DispatchQueue {
                 // may the caller run: whatever it unblocks comes after those items.
                 NodeRunner.handOver(waiterNode, context: context)
             }
-            if stop { return }
+            if stop { return tail }
             if state.fifo.isEmpty {
                 if !topLevel || band == nil || !waitBrieflyForPushLocked(context: context, producerSeen: producerSeen) {
-                    return
+                    return nil
                 }
                 producerSeen = true
                 continue
             }
             producerSeen = true
-            if shouldYield(index: index, band: band, scheduler: scheduler) { return }
+            if shouldYield(index: index, band: band, scheduler: scheduler) { return nil }
         }
+        return nil
     }
 
     /// Whether the drain keeps `node`'s group leave to do later, with one atomic

@@ -33,10 +33,20 @@ extension DispatchQueue {
     /// Hands a node to this queue: to the scheduler for a root queue, to the main
     /// thread for the main queue, else into the FIFO (waking the queue if needed).
     func push(_ node: WorkNodeRef) {
+        let action = pushDeferringWake(node)
+        if case .none = action { return }
+        perform(action)
+    }
+
+    /// `push` up to the wake-up it calls for, which is returned, not done: `perform`
+    /// pushes a queue's token into its target so, then the target's token into its
+    /// own, in one frame however long the target chain.
+    @inline(__always)
+    private func pushDeferringWake(_ node: WorkNodeRef) -> WakeAction {
         if case .root(let level) = kind {
             node.pointee.submittedRoot = UInt8(level.rawValue + 1)
             RuntimeParts.withScheduler { $0.enqueue(node) }
-            return
+            return .none
         }
         if case .joined = inbox.push(node) {
             // Taken later by the chain's first producer or by the coming drain, who
@@ -48,22 +58,22 @@ extension DispatchQueue {
                 // A token waiting at a lower priority is raised now, as a locked push
                 // would, not when its drain starts: that may be late, at the lower
                 // priority. Nothing to tell a drainer: none runs yet.
-                if priority > tokenPriority { takeInboxAndWake() }
+                if priority > tokenPriority { return takeInboxAndDecide() }
             } else if coming.any, priority.rawValue > overrideSignal.load(ordering: .relaxed) {
                 overrideSignal.store(priority.rawValue, ordering: .relaxed)
             }
-            return
+            return .none
         }
-        takeInboxAndWake()
+        return takeInboxAndDecide()
     }
 
-    /// Takes the inbox into the FIFO and wakes or raises the queue as it needs.
-    private func takeInboxAndWake() {
+    /// Takes the inbox into the FIFO and returns the wake-up or raise the queue needs.
+    private func takeInboxAndDecide() -> WakeAction {
         lock.lock()
         takeInboxLocked()
         let action = wakeupOrRaiseLocked()
         lock.unlock()
-        perform(action)
+        return action
     }
 
     /// Moves the nodes waiting in the inbox into the FIFO, in push order, at most
@@ -171,7 +181,12 @@ extension DispatchQueue {
 
     /// Raises this queue because something it (indirectly) holds became urgent.
     func raise(to priority: QoSPriority) {
-        if isRoot || isMain { return }
+        perform(raiseDeferringWake(to: priority))
+    }
+
+    /// `raise(to:)` up to the wake-up it calls for, which is returned, not done.
+    private func raiseDeferringWake(to priority: QoSPriority) -> WakeAction {
+        if isRoot || isMain { return .none }
         lock.lock()
         // Pending items may be in the FIFO or in the batch a drainer holds: either
         // way the queue's next wake-up must come at `priority`.
@@ -180,19 +195,40 @@ extension DispatchQueue {
         }
         let action = raiseLocked(priority)
         lock.unlock()
-        perform(action)
+        return action
     }
 
-    func perform(_ action: WakeAction) {
-        switch action {
-        case .none:
-            return
-        case .pushToken(let priority, let embedded):
-            pushToken(priority, embedded: embedded)
-        case .raiseTarget(let priority):
-            currentTarget?.raise(to: priority)
-        case .handOver(let node):
-            ThreadContext.withCurrent { NodeRunner.handOver(node, context: $0) }
+    /// Does what a state transition decided, once the lock is dropped. A token pushed
+    /// into the target, or a raise of it, may call for the target's own token or raise
+    /// in turn: the loop follows the chain up to where nothing more is needed, in
+    /// constant stack (a chain of 10,000 queues is as cheap to wake as it is long).
+    func perform(_ first: WakeAction) {
+        var queue = self
+        var action = first
+        while true {
+            switch action {
+            case .none:
+                return
+            case .pushToken(let priority, let embedded):
+                if queue.isMain {
+                    MainThread.shared.tokenPosted()
+                    return
+                }
+                guard let target = queue.currentTarget else { ringletBug("queue '\(queue.label)' has no target") }
+                guard let node = queue.tokenNode(priority, embedded: embedded) else {
+                    action = queue.tokenNotPushed()
+                    continue
+                }
+                action = target.pushDeferringWake(node)
+                queue = target
+            case .raiseTarget(let priority):
+                guard let target = queue.currentTarget else { return }
+                action = target.raiseDeferringWake(to: priority)
+                queue = target
+            case .handOver(let node):
+                ThreadContext.withCurrent { NodeRunner.handOver(node, context: $0) }
+                return
+            }
         }
     }
 
@@ -202,26 +238,16 @@ extension DispatchQueue {
         lock.withLock { state.embeddedTokenInUse = false }
     }
 
-    private func pushToken(_ priority: QoSPriority, embedded: Bool) {
-        if isMain {
-            MainThread.shared.tokenPosted()
-            return
-        }
-        guard let target = currentTarget else { ringletBug("queue '\(label)' has no target") }
-        let node: WorkNodeRef
+    /// The node of a token to push into the target: the queue's own (`embedded`) or
+    /// one from the pool; nil when the pool has none (`tokenNotPushed`).
+    private func tokenNode(_ priority: QoSPriority, embedded: Bool) -> WorkNodeRef? {
         if embedded {
             embeddedToken.initialize(to: WorkNode(next: nil, kind: .queueToken, isBarrier: false, priority: priority,
                                                   block: nil, object: self))
-            node = embeddedToken
-        } else if PooledTokenHook.allows(self), let pooled = RuntimeParts.withPool({
-            $0.tryAllocate(kind: .queueToken, priority: priority, object: self)
-        }) {
-            node = pooled
-        } else {
-            tokenNotPushed()
-            return
+            return embeddedToken
         }
-        target.push(node)
+        guard PooledTokenHook.allows(self) else { return nil }
+        return RuntimeParts.withPool { $0.tryAllocate(kind: .queueToken, priority: priority, object: self) }
     }
 
     /// An extra token (parallelism or a raise) found the pool full and was not pushed.
@@ -230,18 +256,19 @@ extension DispatchQueue {
     /// queue's items for it and marked it coming (`QueueInbox.tokenIsOut`), so producers
     /// would leave their nodes for a drain that never starts. With no token left, the
     /// mark goes and the queue is woken with its embedded token, which is free then.
-    private func tokenNotPushed() {
+    /// Returns the wake-up that calls for.
+    private func tokenNotPushed() -> WakeAction {
         lock.lock()
         state.tokenTaken()
         guard state.tokensOutstanding == 0 else {
             lock.unlock()
-            return
+            return .none
         }
         inbox.noTokenOut()
         takeInboxLocked()
         let action = wakeupOrRaiseLocked()
         lock.unlock()
-        perform(action)
+        return action
     }
 }
 

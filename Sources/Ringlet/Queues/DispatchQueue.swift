@@ -115,7 +115,9 @@ public final class DispatchQueue: DispatchObject, @unchecked Sendable {
         let kind: Kind = attributes.contains(.concurrent) ? .concurrent : .serial
         self.init(label: label, kind: kind, qos: qos,
                   target: target ?? DispatchQueue.global(), inactive: attributes.contains(.initiallyInactive))
-        if let target { target.rejectCycle(with: self) }
+        // No cycle check: nothing targets a queue being created, so a target given
+        // here cannot lead back to it (a walk up the target's chain made building a
+        // chain of n queues cost n² steps).
     }
 
     deinit {
@@ -130,6 +132,10 @@ public final class DispatchQueue: DispatchObject, @unchecked Sendable {
                 + "suspend()); resume() it before releasing it, or its items would never run")
         }
         embeddedToken.deallocate()
+        if !state.targetIsRoot, let target = state.target {
+            state.target = nil
+            Self.releaseTarget(target)
+        }
     }
 
     /// The QoS given at creation.

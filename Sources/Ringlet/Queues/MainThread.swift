@@ -53,7 +53,10 @@ final class MainThread: @unchecked Sendable {
                     watch.idleEnded(idleStart: idleStart, posted: lastPost.load(ordering: .relaxed))
                     idleStart = 0
                 }
-                main.drain(tokenPriority: QoSPriority(.userInteractive), from: nil, context: context, topLevel: false)
+                if let tail = main.drain(tokenPriority: QoSPriority(.userInteractive), from: nil, context: context,
+                                         topLevel: false) {
+                    NodeRunner.drainChain(from: main, tail: tail, context: context)
+                }
                 continue
             }
             if idleStart == 0 {

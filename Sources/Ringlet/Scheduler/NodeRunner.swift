@@ -51,7 +51,9 @@ enum NodeRunner {
         case .queueToken:
             let child = unsafeDowncast(node.pointee.object.unsafelyUnwrapped, to: DispatchQueue.self)
             if node == child.embeddedToken { child.releaseEmbeddedToken() } else { release(node, context) }
-            child.drain(tokenPriority: priority, from: queue, context: context, topLevel: queue == nil)
+            if let tail = child.drain(tokenPriority: priority, from: queue, context: context, topLevel: queue == nil) {
+                drainChain(from: child, tail: tail, context: context)
+            }
         case .sourceNode:
             // The source's own node: not released to the pool; the source may push it
             // again while it runs. `source` keeps the source alive meanwhile.
@@ -77,6 +79,25 @@ enum NodeRunner {
             // reference died with runLentClosure's frame, so the caller may go on.
             waiter.signal()
         }
+    }
+
+    /// Drains the rest of a deep target chain in this one frame: `held` stopped at
+    /// `tail`, a child's token, keeping its slot (`DispatchQueue.deepChainDepth`).
+    /// Each child drained here may stop at its own child's token in turn; the queues
+    /// whose slots are so kept wait in a heap array, and their drains end, innermost
+    /// first, once the deepest has run.
+    @inline(never)
+    static func drainChain(from held: DispatchQueue, tail: WorkNodeRef, context: ThreadContext) {
+        var holding = [held]
+        var next: WorkNodeRef? = tail
+        while let node = next {
+            let child = unsafeDowncast(node.pointee.object.unsafelyUnwrapped, to: DispatchQueue.self)
+            let priority = node.pointee.priority
+            if node == child.embeddedToken { child.releaseEmbeddedToken() } else { release(node, context) }
+            next = child.drain(tokenPriority: priority, from: holding.last, context: context, topLevel: false)
+            if next != nil { holding.append(child) }
+        }
+        for queue in holding.reversed() { queue.finishHeldDrain(context: context) }
     }
 
     /// Gives a contended sync's caller the queue's slot: the node (and with it the

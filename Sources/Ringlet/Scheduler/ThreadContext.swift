@@ -44,6 +44,9 @@ final class ThreadContext {
     /// it is suspended (`outerDrainStopped`), as it would had the target been drained
     /// item by item. Unretained: each drainer keeps its queue alive.
     var drainingQueues: [Unmanaged<DispatchQueue>] = []
+    /// Targets whose release waits for an outer queue's deinit to end
+    /// (`DispatchQueue.releaseTarget`); nil while no deinit on this thread releases one.
+    var targetsToRelease: [DispatchQueue]?
     /// Spins of this worker, at a serial queue run dry, that ended with no push since
     /// the last one that paid off (see `DispatchQueue.waitBrieflyForPushLocked`).
     var fruitlessSpins = 0
