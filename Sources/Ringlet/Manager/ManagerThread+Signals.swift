@@ -10,6 +10,8 @@ extension ManagerThread {
     func watchSignal(_ signo: Int32, _ source: DispatchSource, _ ring: Ring) {
         let index = Int(signo)
         signals.sources[index].append(source)
+        // A source that comes while the handler lingers keeps it (a replaced source).
+        signals.lingering[index] = 0
         if signals.sources[index].count > 1 || signals.watched[index] != 0 { return }
         do throws(Errno) {
             try SignalCalls.install(signo)
@@ -27,6 +29,29 @@ extension ManagerThread {
         signals.sources[index].removeAll { $0 === source }
         // The dump signal stays watched for the process's life.
         if !signals.sources[index].isEmpty || signo == configuration.dumpSignal { return }
+        // Not at once: a program that replaces a source cancels the old one, then
+        // makes the new one, and a signal between the two would meet the program's
+        // disposition (SIGUSR1's default ends the process). Ringlet's handler stays
+        // `signalLingerNanoseconds` more, counting what comes; a new source keeps it.
+        signals.lingerGeneration &+= 1
+        let generation = signals.lingerGeneration
+        signals.lingering[index] = generation
+        armTimer(deadline: MonotonicClock.nanoseconds &+ Self.signalLingerNanoseconds, wall: false, interval: 0,
+                 leeway: Self.signalLingerNanoseconds / 10, owner: .action { [unowned(unsafe) self] in
+                     self.endSignalLinger(signo, generation: generation)
+                 })
+    }
+
+    /// How long Ringlet's handler for a signal outlives the signal's last source.
+    static let signalLingerNanoseconds: UInt64 = 500_000_000
+
+    /// The linger after a signal's last source ended with no new source: the program's
+    /// disposition comes back, and the signal leaves the signalfd.
+    private func endSignalLinger(_ signo: Int32, generation: UInt64) {
+        let index = Int(signo)
+        guard signals.lingering[index] == generation, signals.sources[index].isEmpty,
+              let ring = ringForSources else { return }
+        signals.lingering[index] = 0
         // The handler goes first, then what it caught meanwhile: nothing is left for a
         // later source of the same signal.
         SignalCalls.uninstall(signo)

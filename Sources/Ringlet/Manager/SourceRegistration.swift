@@ -34,6 +34,10 @@ struct SignalWatch {
     var fd: Int32 = -1
     var pollArmed = false
     var counts: [UInt32] = Array(repeating: 0, count: Int(SignalCalls.limit))
+    /// Per signal: the generation of the linger that keeps Ringlet's handler after the
+    /// last source went (0: none; ManagerThread+Signals.swift).
+    var lingering: [UInt64] = Array(repeating: 0, count: Int(SignalCalls.limit))
+    var lingerGeneration: UInt64 = 0
 }
 
 extension ManagerThread {
