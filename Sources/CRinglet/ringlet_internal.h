@@ -6,6 +6,10 @@
 /// Blocks every asynchronous signal in the calling thread (Ringlet's own threads),
 /// so that signals go to the program's threads or stay pending for a signalfd.
 void rl_signal_block_asynchronous(void);
+// An alternate signal stack and the stack's bounds for the stack guard
+// (ringlet_stack_guard.c), at a Ringlet thread's start and end.
+void rl_stack_guard_thread_begin(void);
+void rl_stack_guard_thread_end(void);
 
 /// The decimal digits of `value` in `digits` (21 bytes), returned; and `a`, `b` and `c`
 /// joined into `out` (cut to `capacity` - 1 bytes). For the /proc paths the boundary

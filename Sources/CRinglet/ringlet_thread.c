@@ -80,7 +80,9 @@ static void *rl_thread_trampoline(void *raw) {
     // Ringlet's threads leave asynchronous signals to the program's threads (or to
     // the manager's signalfd), as libdispatch's workers do.
     rl_signal_block_asynchronous();
+    rl_stack_guard_thread_begin();
     args.entry(args.context);
+    rl_stack_guard_thread_end();
     return NULL;
 }
 

@@ -111,6 +111,14 @@ typedef void (*rl_thread_entry)(void *context);
 /// glibc: that minimum), with asynchronous signals blocked. Returns 0 or -errno
 /// (pthread_create(3)).
 int rl_thread_start(rl_thread_entry entry, void *context, unsigned long long stack_bytes);
+/// Writes the label of the queue whose item the calling thread runs into `buffer`
+/// (at most `size` bytes, no terminating zero) and returns its length; 0 for none.
+/// Called from a signal handler: it must not allocate or take a lock.
+typedef unsigned long (*rl_stack_label_writer)(char *buffer, unsigned long size);
+/// Installs, once per process, the handler that reports a Ringlet thread running out
+/// of stack (SIGSEGV and SIGBUS, on the alternate stack rl_thread_start gives each
+/// thread) and then hands the fault on to the program's previous action. 0 or -errno.
+int rl_stack_guard_install(rl_stack_label_writer writer);
 /// Blocks SIGPIPE in the calling thread (the manager, which issues DispatchIO's
 /// writes): a write to a pipe or socket whose reader has gone then fails with EPIPE
 /// instead of ending the process, and the signal stays pending on this thread only.
@@ -322,8 +330,10 @@ int rl_timerfd_disarm(int fd);
 /// A read (is_write == 0) or write of `length` bytes at `offset` (-1: the file
 /// position) that never blocks: preadv2/pwritev2 with RWF_NOWAIT, EINTR retried.
 /// The bytes moved, or -errno: -EAGAIN (not ready, or not in the page cache),
-/// -EOPNOTSUPP (the file does not support RWF_NOWAIT: use rl_fd_transfer_blocking
-/// on a thread that may block), or the transfer's own error.
+/// -EOPNOTSUPP (the file does not support RWF_NOWAIT and is not O_NONBLOCK: use
+/// rl_fd_transfer_blocking on a thread that may block), or the transfer's own error.
+/// At the file position, a file without RWF_NOWAIT but opened O_NONBLOCK is read or
+/// written with a plain read(2) or write(2), which cannot block.
 long long rl_fd_transfer_nowait(int is_write, int fd, void *buffer, unsigned long long length, long long offset);
 /// The same transfer, blocking (read/write at the position when `offset` < 0, else
 /// pread/pwrite), EINTR retried: for the epoll backend's I/O helper threads only.

@@ -83,6 +83,7 @@ public final class Runtime: @unchecked Sendable {
     fileprivate static func make(_ configuration: RuntimeConfiguration,
                                  profile: BoardProfile?) throws(RuntimeError) -> Runtime {
         ForkGuard.install()
+        StackGuard.install()
         // Before any pool thread exists: each would make a malloc arena of its own.
         Memory.limitMallocArenas(configuration.mallocArenas)
         let request = try BackendRequest.resolve(configuration)
