@@ -5,6 +5,7 @@
 #include "ringlet.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <stdint.h>
 #include <string.h>
 #include <sys/epoll.h>
@@ -77,8 +78,16 @@ long long rl_fd_transfer_nowait(int is_write, int fd, void *buffer, unsigned lon
         ssize_t n = is_write ? pwritev2(fd, &vector, 1, (off_t)offset, RWF_NOWAIT)
                           : preadv2(fd, &vector, 1, (off_t)offset, RWF_NOWAIT);
         if (n >= 0) return n;
+        if (errno == EOPNOTSUPP && offset < 0) break;
         if (errno != EINTR) return -errno;
     }
+    // No RWF_NOWAIT for this file (a FIFO or a terminal on some kernels). Opened
+    // O_NONBLOCK, a plain read or write at its position cannot block either: made
+    // now, it also finds the end of a FIFO no writer has opened, which epoll never
+    // reports as readable.
+    int flags = fcntl(fd, F_GETFL);
+    if (flags < 0 || !(flags & O_NONBLOCK)) return -EOPNOTSUPP;
+    return rl_fd_transfer_blocking(is_write, fd, buffer, length, -1);
 }
 
 long long rl_fd_transfer_blocking(int is_write, int fd, void *buffer, unsigned long long length, long long offset) {
