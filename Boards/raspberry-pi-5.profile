@@ -35,6 +35,7 @@ mallocArenas = 4
 drainBatch = 64
 spinMicroseconds = 5
 deadlockGraceMilliseconds = 2000
+mainQueueGraceMilliseconds = 5000
 coverCheckMilliseconds = 5
 ringEntries = 128
 sources = 16384

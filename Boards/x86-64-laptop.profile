@@ -34,6 +34,7 @@ mallocArenas = 8
 drainBatch = 64
 spinMicroseconds = 5
 deadlockGraceMilliseconds = 2000
+mainQueueGraceMilliseconds = 5000
 coverCheckMilliseconds = 5
 ringEntries = 256
 sources = 65536

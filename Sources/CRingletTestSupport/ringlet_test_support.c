@@ -110,6 +110,19 @@ int rl_process_spawn_program(const char *path, const char *argument) {
     return pid;
 }
 
+int rl_process_spawn_program_capturing(const char *path, const char *argument, const char *stderr_path) {
+    pid_t pid = fork();
+    if (pid < 0) return -errno;
+    if (pid == 0) {
+        int fd = open(stderr_path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+        if (fd < 0 || dup2(fd, 2) < 0) _exit(126);
+        char *const argv[] = { (char *)path, (char *)argument, NULL };
+        execv(path, argv);
+        _exit(127);
+    }
+    return pid;
+}
+
 long long rl_self_executable(char *buffer, unsigned long long size) {
     ssize_t length = readlink("/proc/self/exe", buffer, size);
     return length < 0 ? -errno : (long long)length;
@@ -121,6 +134,22 @@ int rl_process_reap(int pid) {
         pid_t r = waitpid(pid, &status, 0);
         if (r == pid) return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
         if (r < 0 && errno != EINTR) return -errno;
+    }
+}
+
+int rl_process_reap_within(int pid, long long timeout_ms) {
+    int status = 0;
+    for (long long waited = 0;; waited += 10) {
+        pid_t r = waitpid(pid, &status, WNOHANG);
+        if (r == pid) return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+        if (r < 0 && errno != EINTR) return -errno;
+        if (waited >= timeout_ms) {
+            kill(pid, SIGKILL);
+            rl_process_reap(pid);
+            return -ETIMEDOUT;
+        }
+        struct timespec ts = { 0, 10 * 1000 * 1000 };
+        nanosleep(&ts, NULL);
     }
 }
 

@@ -42,10 +42,16 @@ int rl_process_spawn_exit(int status, long long delay_ns);
 /// Starts `path` with one argument in a child process (fork and execv); its pid or
 /// -errno (a failed exec exits 127).
 int rl_process_spawn_program(const char *path, const char *argument);
+/// The same with the child's stderr written to the file at `stderr_path` (created or
+/// truncated); a failed redirection exits 126.
+int rl_process_spawn_program_capturing(const char *path, const char *argument, const char *stderr_path);
 /// The path of the running executable (/proc/self/exe) into `buffer`: its length or -errno.
 long long rl_self_executable(char *buffer, unsigned long long size);
 /// Waits for child `pid`; its exit status (128 + signal when killed) or -errno.
 int rl_process_reap(int pid);
+/// The same, for at most `timeout_ms`: a child still running then is killed (SIGKILL)
+/// and -ETIMEDOUT returned.
+int rl_process_reap_within(int pid, long long timeout_ms);
 
 /// kill(getpid(), signo) and tgkill(getpid(), tid, signo). 0 or -errno.
 int rl_signal_send(int signo);

@@ -68,6 +68,7 @@ extension DispatchQueue {
         }
         if ranFast { return }
         let context = ThreadContext.current
+        if context.isMainThread { rejectMainThreadWaitForMain() }
         if syncSlow(barrier: barrier, priority: syncPriority(context), context: context, body) {
             // Every slot of the chain was taken or handed over: run here, as GCD does.
             runHolding(body, context: context)
@@ -190,6 +191,23 @@ extension DispatchQueue {
         if case .none = action { return next }
         perform(action)
         return next
+    }
+
+    /// Traps on the main thread when this queue leads to the main queue: its work
+    /// runs on the main thread only, which would wait for itself. (Inside an item of
+    /// the main queue, the held-queue check catches it; this is the main thread
+    /// outside `dispatchMain()`.) Only on the slow path: a queue leading to the main
+    /// queue never takes the fast one.
+    private func rejectMainThreadWaitForMain() {
+        var queue: DispatchQueue? = currentTarget
+        while let current = queue {
+            if current.isMain {
+                ringletMisuse("sync onto queue '\(label)', which targets the main queue, called on the main thread: "
+                    + "this deadlocks, because only the main thread runs the main queue's work (and '\(label)''s "
+                    + "with it). Call the closure directly, use async, or give '\(label)' another target.")
+            }
+            queue = current.currentTarget
+        }
     }
 
     /// Traps when the calling thread holds this queue, or a serial queue this one

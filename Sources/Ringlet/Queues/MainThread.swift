@@ -18,6 +18,20 @@ final class MainThread: @unchecked Sendable {
     /// Whether to watch before parking, kept across `drain(until:)` calls (nil: not
     /// made yet; the runtime is started by then).
     private var watch: MainThreadWatch?
+    /// The main thread is inside `drain(until:)`: it runs the main queue's work.
+    private let draining = Atomic<Bool>(false)
+    /// Batches drained so far (the main-queue watch compares it across its look).
+    private let drains = Atomic<UInt64>(0)
+
+    var isDraining: Bool { draining.load(ordering: .relaxed) }
+    var drainCount: UInt64 { drains.load(ordering: .relaxed) }
+    /// Reports work the main queue holds while nothing drains it.
+    private let stallWatch = MainQueueStallWatch()
+    /// Its reports so far (`RuntimeStatistics.mainQueueStallReports`).
+    var stallReports: Int { stallWatch.reports }
+    /// What the main thread waits on in a Ringlet wait (nil: none), for that report.
+    private let blockedLock = FutexLock()
+    private var blockedOn: WaitReason?
 
     /// Watches begun (`RuntimeStatistics.mainThreadWatches`).
     var watches: Int { watchesBegun.load(ordering: .relaxed) }
@@ -28,6 +42,21 @@ final class MainThread: @unchecked Sendable {
     func tokenPosted() {
         lastPost.store(MonotonicClock.nanoseconds, ordering: .relaxed)
         event.post()
+        if !draining.load(ordering: .relaxed) { stallWatch.tokenPostedWithoutDrain(drains: drainCount) }
+    }
+
+    /// Runs `body`, a Ringlet wait of the main thread for `reason`, noted for the
+    /// main-queue stall report.
+    func blocked<R>(on reason: WaitReason, _ body: () -> R) -> R {
+        blockedLock.withLock { blockedOn = reason }
+        defer { blockedLock.withLock { blockedOn = nil } }
+        return body()
+    }
+
+    /// What the main thread waits on now, described (nil: not in a Ringlet wait).
+    var blockedReason: String? {
+        let reason = blockedLock.withLock { blockedOn }
+        return reason?.description
     }
 
     /// Drains the main queue forever. Called on the main thread only.
@@ -45,6 +74,9 @@ final class MainThread: @unchecked Sendable {
         defer { self.watch = watch }
         var idleStart: UInt64 = 0  // 0: not idle
         stopRequested.store(false, ordering: .relaxed)
+        let outer = draining.exchange(true, ordering: .relaxed)
+        stallWatch.drainStarts()
+        defer { if !outer { draining.store(false, ordering: .relaxed) } }
         while !condition() && !stopRequested.load(ordering: .relaxed) {
             let seen = event.snapshot
             let hasToken = main.lock.withLock { main.state.tokensOutstanding > 0 }
@@ -53,6 +85,7 @@ final class MainThread: @unchecked Sendable {
                     watch.idleEnded(idleStart: idleStart, posted: lastPost.load(ordering: .relaxed))
                     idleStart = 0
                 }
+                drains.wrappingAdd(1, ordering: .relaxed)
                 if let tail = main.drain(tokenPriority: QoSPriority(.userInteractive), from: nil, context: context,
                                          topLevel: false) {
                     NodeRunner.drainChain(from: main, tail: tail, context: context)
@@ -93,6 +126,16 @@ public func dispatchMain() -> Never {
     if !context.isMainThread {
         ringletMisuse("dispatchMain() called from a thread that is not the main thread; call it at the end of "
             + "main() on the main thread")
+    }
+    if let queue = context.currentQueue {
+        ringletMisuse("dispatchMain() called from an item of queue '\(queue.label)' on the main thread: "
+            + "dispatchMain() never returns, so that item would never end\(queue.isMain ? ", and the main queue is already being drained" : ""). "
+            + "Call dispatchMain() once, at the end of main(), outside any queue's work")
+    }
+    if MainThread.shared.isDraining {
+        ringletMisuse("dispatchMain() called while the main thread already drains the main queue (a nested "
+            + "dispatchMain() or a run of the main executor): it never returns. Call dispatchMain() once, at the end of "
+            + "main(), outside any queue's work")
     }
     _ = Runtime.shared
     ForkGuard.check("dispatchMain()")

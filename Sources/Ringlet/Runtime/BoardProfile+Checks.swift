@@ -96,6 +96,7 @@ extension BoardProfileParser {
         case .workerStackBytes: p.configuration.workerStackBytes = n
         case .utilityNice: p.configuration.utilityNice = n
         case .deadlockGraceMilliseconds: p.configuration.deadlockGraceMilliseconds = n
+        case .mainQueueGraceMilliseconds: p.configuration.mainQueueGraceMilliseconds = n
         case .coverCheckMilliseconds: p.configuration.coverCheckMilliseconds = n
         case .drainBatch: p.configuration.drainBatch = n
         case .spinMicroseconds: p.configuration.spinMicroseconds = n

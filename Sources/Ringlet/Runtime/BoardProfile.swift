@@ -92,6 +92,7 @@ public struct BoardProfile: Sendable {
         case .backgroundSchedIdle: return c.backgroundSchedIdle ? "true" : "false"
         case .swiftConcurrency: return c.swiftConcurrency ? "true" : "false"
         case .deadlockGraceMilliseconds: return "\(c.deadlockGraceMilliseconds)"
+        case .mainQueueGraceMilliseconds: return "\(c.mainQueueGraceMilliseconds)"
         case .coverCheckMilliseconds: return "\(c.coverCheckMilliseconds)"
         case .drainBatch: return "\(c.drainBatch)"
         case .spinMicroseconds: return "\(c.spinMicroseconds)"

@@ -10,7 +10,7 @@ public enum BoardProfileKey: Int, CaseIterable, Sendable {
     case crossTarget, qemuMachine, qemuCPU, qemuMemory, qemuKernel
     // RuntimeConfiguration keys.
     case cores, workersPerCore, reservePerCore, lowQoSWorkers, workNodes, workerStackBytes, utilityNice
-    case backgroundSchedIdle, deadlockGraceMilliseconds, coverCheckMilliseconds, drainBatch, spinMicroseconds
+    case backgroundSchedIdle, deadlockGraceMilliseconds, mainQueueGraceMilliseconds, coverCheckMilliseconds, drainBatch, spinMicroseconds
     case ringEntries
     case backgroundLeewayPercent, backgroundLeewayMaxMilliseconds, utilityLeewayPercent
     case utilityLeewayMaxMilliseconds, ioQueueDepth, ioChunkBytes, ioRequests, ioBufferBytes, sources, backend
@@ -52,6 +52,7 @@ public enum BoardProfileKey: Int, CaseIterable, Sendable {
         case .utilityNice: return "utilityNice"
         case .backgroundSchedIdle: return "backgroundSchedIdle"
         case .deadlockGraceMilliseconds: return "deadlockGraceMilliseconds"
+        case .mainQueueGraceMilliseconds: return "mainQueueGraceMilliseconds"
         case .coverCheckMilliseconds: return "coverCheckMilliseconds"
         case .drainBatch: return "drainBatch"
         case .spinMicroseconds: return "spinMicroseconds"

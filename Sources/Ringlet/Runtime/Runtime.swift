@@ -149,6 +149,7 @@ public final class Runtime: @unchecked Sendable {
             drainSpins: CounterRegistry.shared.spinTotal(),
             mainThreadWatches: MainThread.shared.watches,
             mainThreadWatchesCaught: MainThread.shared.watchesCaught,
+            mainQueueStallReports: MainThread.shared.stallReports,
             workerWakesInManagerWait: manager.workerWakesInWaitCount,
             strictTimerFiresStaged: StrictTimerStages.stagedCount,
             strictTimerFiresReachedLate: StrictTimerStages.reachedLateCount,

@@ -32,6 +32,11 @@ public struct RuntimeConfiguration: Sendable, Equatable {
     /// nothing running, before the deadlock report. The watch looks every quarter of it,
     /// and only while work waits or the pool is blocked.
     public var deadlockGraceMilliseconds: Int
+    /// How long the main queue may hold work that nothing drains — the main thread
+    /// is neither in `dispatchMain()` nor in another drain of the main queue — before
+    /// the runtime says so on stderr (`mainQueueGraceMilliseconds`, 0...600000,
+    /// default 5000; 0: never). `@MainActor` work counts: it runs on the main queue.
+    public var mainQueueGraceMilliseconds: Int = 5000
     /// While runnable work waits for a thread, how often the stall watch looks for
     /// workers blocked in the kernel (`coverCheckMilliseconds`, 0...1000, default 5;
     /// 0: never): a worker found sleeping in a syscall on the same item, its CPU
@@ -243,6 +248,7 @@ public struct RuntimeConfiguration: Sendable, Equatable {
         }
         try Self.check(utilityNice, 0, 19, "utilityNice")
         try Self.check(deadlockGraceMilliseconds, 10, 600_000, "deadlockGraceMilliseconds")
+        try Self.check(mainQueueGraceMilliseconds, 0, 600_000, "mainQueueGraceMilliseconds")
         try Self.check(coverCheckMilliseconds, 0, 1000, "coverCheckMilliseconds")
         try Self.check(spinMicroseconds, 0, 1000, "spinMicroseconds")
         try Self.check(ringEntries, 8, 4096, "ringEntries")

@@ -43,6 +43,7 @@ struct RuntimeParts {
     let poolThreads: Int
     let drainBatch: Int
     let spinMicroseconds: Int
+    let mainQueueGraceMilliseconds: Int
 
     private init(_ runtime: Runtime) {
         pool = Unmanaged.passUnretained(runtime.pool)
@@ -51,6 +52,7 @@ struct RuntimeParts {
         poolThreads = runtime.configuration.poolThreads
         drainBatch = runtime.configuration.drainBatch
         spinMicroseconds = runtime.configuration.spinMicroseconds
+        mainQueueGraceMilliseconds = runtime.configuration.mainQueueGraceMilliseconds
     }
 
     @inline(__always)

@@ -107,6 +107,9 @@ public struct RuntimeStatistics: Sendable {
     public let mainThreadWatches: Int
     /// Of those watches, the ones an item ended before the main thread parked.
     public let mainThreadWatchesCaught: Int
+    /// Times since start the main queue held work for `mainQueueGraceMilliseconds`
+    /// with nothing draining it, each reported on stderr (Reliability).
+    public let mainQueueStallReports: Int
     /// Workers the manager woke from inside its own wait since start: the wake went to
     /// the kernel in the io_uring_enter in which the manager went to sleep
     /// (IORING_OP_FUTEX_WAKE, Linux 6.7+), so a worker woken on the manager's CPU did

@@ -33,7 +33,9 @@ enum BlockingWait {
         guard let context = ThreadContext.currentIfPresent else { return body() }
         // A blocked thread's cached free nodes would be held hostage meanwhile.
         if context.nodeCacheCount > 0 { RuntimeParts.withPool { $0.giveBack(context, idling: true) } }
-        guard let worker = context.worker else { return body() }
+        guard let worker = context.worker else {
+            return context.isMainThread ? MainThread.shared.blocked(on: reason, body) : body()
+        }
         worker.scheduler.workerWillBlock(worker, reason: reason, timed: timed)
         defer { worker.scheduler.workerDidUnblock(worker) }
         return body()

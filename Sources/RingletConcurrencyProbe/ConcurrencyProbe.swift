@@ -1,11 +1,12 @@
 import Ringlet
 import Synchronization
 
-// What the concurrency tests check on a process's real main thread, which their own
-// child processes do not have: `@MainActor` jobs and `DispatchQueue.main` items in one
-// FIFO on the main thread, driven by `dispatchMain()`. Started by ConcurrencyMainTests
-// with one argument, the scenario; exits 0 when it held, else 1 after saying what
-// failed on stdout.
+// What the tests check on a process's real main thread, which their own child
+// processes do not have: `@MainActor` jobs and `DispatchQueue.main` items in one FIFO
+// on the main thread, driven by `dispatchMain()` (ConcurrencyMainTests), and misuse of
+// the main queue (MainQueueMisuse.swift, MainQueueMisuseTests). Started with one
+// argument, the scenario; exits 0 when it held, else 1 after saying what failed on
+// stdout.
 //
 //   main-actor      a task the synchronous main starts on the main actor runs on the
 //                   main thread, and so do hops to the main actor from the pool
@@ -19,6 +20,7 @@ import Synchronization
 struct ConcurrencyProbe {
     static func main() {
         let scenario = CommandLine.arguments.dropFirst().first ?? ""
+        if let misuse = MainQueueMisuse(rawValue: scenario) { misuse.run() }
         do {
             try Runtime.start(configuration: RuntimeConfiguration(cores: 2))
         } catch {
