@@ -117,8 +117,12 @@ extension DispatchQueue {
                     $0.allocate(kind: .syncWaiter, priority: priority, isBarrier: isFirst && barrier,
                                 block: escapable, object: waiter, context: context)
                 }
+                let noted = SyncWaitCycles.shared.begin(at: next, onto: self,
+                                                        holds: heldSerialQueues(held, below: next), context: context)
                 next.push(node)
-                guard waiter.wait(on: next) else {
+                let handedOver = waiter.wait(on: next)
+                SyncWaitCycles.shared.ended(noted)
+                guard handedOver else {
                     // A drainer ran the closure as an item of this queue.
                     if !isFirst { releaseChain(barrier: barrier, stoppingAt: next) }
                     return false
@@ -128,6 +132,27 @@ extension DispatchQueue {
             }
         }
     }
+    /// The serial queues a `sync` caller about to wait at `waitAt` holds: those of
+    /// the items on its stack (`held`) and their targets, and the slots it took from
+    /// this queue up to `waitAt` (SyncWaitCycles).
+    private func heldSerialQueues(_ held: [Unmanaged<DispatchQueue>],
+                                  below waitAt: DispatchQueue) -> [Unmanaged<DispatchQueue>] {
+        var holds: [Unmanaged<DispatchQueue>] = []
+        var taken: DispatchQueue? = self
+        while let queue = taken, queue !== waitAt {
+            if queue.isSerial { holds.append(Unmanaged.passUnretained(queue)) }
+            taken = queue.currentTarget
+        }
+        for start in held {
+            var queue: DispatchQueue? = start.takeUnretainedValue()
+            while let holding = queue, !holding.isRoot {
+                if holding.isSerial { holds.append(Unmanaged.passUnretained(holding)) }
+                queue = holding.currentTarget
+            }
+        }
+        return holds
+    }
+
     /// Takes a slot in this queue and in each queue up the target chain (below the
     /// root), or none at all and returns false. Root queues need no slot.
     private func acquireChain(barrier: Bool) -> Bool {
