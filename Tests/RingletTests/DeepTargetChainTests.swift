@@ -61,7 +61,7 @@ enum DeepTargetChainScenarios {
         #expect(specifics.values == Array(repeating: "top", count: 100))
     }
 
-    /// An item on every tenth queue, pushed from the bottom up while the top is
+    /// An item on every hundredth queue, pushed from the bottom up while the top is
     /// suspended: the top then runs them in the order its children's tokens reached it.
     static func itemsAlongTheChain(depth: Int) {
         startRuntime(twoCoreConfiguration())
@@ -69,7 +69,7 @@ enum DeepTargetChainScenarios {
         let seen = Recorder<Int>()
         let group = DispatchGroup()
         queues[0].suspend()
-        let levels = Array(stride(from: depth - 1, through: 0, by: -10))
+        let levels = Array(stride(from: depth - 1, through: 0, by: -100))
         for level in levels {
             queues[level].async(group: group) { seen.append(level) }
             // A second item behind it on the same queue comes after the first.

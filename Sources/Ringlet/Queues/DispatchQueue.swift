@@ -98,6 +98,7 @@ public final class DispatchQueue: DispatchObject, @unchecked Sendable {
         }
         state = QueueState(width: width, target: target, inactive: inactive)
         stopRequested.store(inactive, ordering: .relaxed)
+        if inactive { Self.queuesStopping.wrappingAdd(1, ordering: .releasing) }
         super.init()
         if case .root(.default) = kind {
             // The default global queue is GCD's "fallback": items keep their own QoS.
@@ -122,6 +123,7 @@ public final class DispatchQueue: DispatchObject, @unchecked Sendable {
 
     deinit {
         QueueRegistry.shared.remove(self)
+        if stopRequested.load(ordering: .relaxed) { Self.queuesStopping.wrappingSubtract(1, ordering: .relaxed) }
         if state.isInactive {
             if !state.fifo.isEmpty {
                 ringletMisuse("queue '\(label)' was released while inactive with \(state.fifo.count) pending item(s); "

@@ -54,6 +54,8 @@ final class ThreadContext {
     /// True when a queue this thread drains beneath the innermost one was suspended:
     /// the innermost drain must stop at its next item boundary.
     var outerDrainStopped: Bool {
+        // No queue anywhere is suspended: nothing to look for.
+        if DispatchQueue.queuesStopping.load(ordering: .acquiring) == 0 { return false }
         var index = drainingQueues.count - 2
         while index >= 0 {
             if drainingQueues[index]._withUnsafeGuaranteedRef({ $0.stopRequested.load(ordering: .acquiring) }) {
