@@ -147,6 +147,25 @@ EMBEDDED_CONCURRENCY := $(if $(EMBEDDED_CONCURRENCY_LIB),$(EMBEDDED_CONCURRENCY_
 
 # Embedded Swift: the whole Ringlet target as one module, then the checks program
 # (Sources/RingletChecks) against it, linked with the C target by clang.
+# Embedded Swift compiles no unspecialized generic: where one would be, Ringlet.o holds
+# an alias of `_swift_dead_method_stub`, a trap. A caller that reaches such a symbol (a
+# protocol extension member called on an existential: the program's own copy is weak
+# and loses the link) ends in an illegal instruction. The scan fails on any, naming
+# them; the fix is to emit the member into its caller (@_alwaysEmitIntoClient) or make
+# it a protocol requirement. Allowed, each for its reason:
+# - _SpecificBox.value.getter: a stored property of an internal generic class that
+#   only setSpecific/getSpecific, emitted into the caller with a concrete type, read
+#   (through their own specialised copy).
+EMBEDDED_TRAPS_ALLOWED := _SpecificBox.value.getter
+EMBEDDED_TRAP_SCAN = test -s $(EMBEDDED_DIR)/obj/Ringlet.o || exit 1; stub=$$(nm $(EMBEDDED_DIR)/obj/Ringlet.o | awk '$$3 == "_swift_dead_method_stub" { print $$1 }'); \
+  traps=$$([ -z "$$stub" ] || nm $(EMBEDDED_DIR)/obj/Ringlet.o \
+    | awk -v a="$$stub" '$$1 == a && $$3 != "_swift_dead_method_stub" { print $$3 }' \
+    | $(SWIFT) demangle --simplified | grep -v -x -F '$(EMBEDDED_TRAPS_ALLOWED)'); \
+  if [ -n "$$traps" ]; then echo "embedded: these entry points of Ringlet.o are Embedded Swift's trap for an \
+  unspecialized generic, and a caller that reaches one traps; emit them into the caller (@_alwaysEmitIntoClient) \
+  or make them protocol requirements:"; echo "$$traps"; exit 1; fi; \
+  echo "embedded: no entry point of Ringlet.o is a trap for an unspecialized generic"
+
 embedded: deps
 	@mkdir -p $(EMBEDDED_DIR)/include $(EMBEDDED_DIR)/obj
 	cp Sources/CRinglet/include/ringlet.h Sources/CRingletTestSupport/include/ringlet_test_support.h $(EMBEDDED_DIR)/include/
@@ -154,6 +173,7 @@ embedded: deps
 	swiftc $(EMBEDDED_FLAGS) -parse-as-library -I $(EMBEDDED_DIR)/include -module-name Ringlet \
 	  -emit-module -emit-module-path $(EMBEDDED_DIR)/obj/Ringlet.swiftmodule \
 	  -c $$(find Sources/Ringlet -name '*.swift' | sort) -o $(EMBEDDED_DIR)/obj/Ringlet.o
+	@$(EMBEDDED_TRAP_SCAN)
 	swiftc $(EMBEDDED_FLAGS) -I $(EMBEDDED_DIR)/include -I $(EMBEDDED_DIR)/obj -module-name RingletChecks \
 	  -c $$(find Sources/RingletChecks -name '*.swift' | sort) -o $(EMBEDDED_DIR)/obj/RingletChecks.o
 	for c in Sources/CRinglet/*.c Sources/CRingletTestSupport/*.c; do \

@@ -52,17 +52,26 @@ extension DispatchData {
 
     /// Calls `body` with the bytes contiguous in memory: in place when the data has
     /// one region, else in a temporary copy freed on return.
+    @_alwaysEmitIntoClient
     public func withUnsafeBytes<Result, ContentType, E: Error>(
         body: (UnsafePointer<ContentType>) throws(E) -> Result) throws(E) -> Result {
-        if regions.count == 1 {
-            let bytes = regions[0].bytes
-            return try body(bytes.baseAddress.unsafelyUnwrapped.assumingMemoryBound(to: ContentType.self))
+        let (bytes, copy) = _bytesForReading(alignment: Swift.max(MemoryLayout<ContentType>.alignment, 16))
+        defer { copy?.deallocate() }
+        if let copy {
+            return try body(copy.bindMemory(to: ContentType.self,
+                                            capacity: Swift.max(count / MemoryLayout<ContentType>.stride, 1)))
         }
-        let copy = UnsafeMutableRawPointer.allocate(byteCount: Swift.max(count, 1),
-                                                    alignment: Swift.max(MemoryLayout<ContentType>.alignment, 16))
-        defer { copy.deallocate() }
+        return try body(bytes.assumingMemoryBound(to: ContentType.self))
+    }
+
+    /// The data's bytes in one piece for `withUnsafeBytes`: its one region, or a copy
+    /// (aligned to `alignment`) the caller deallocates.
+    @usableFromInline
+    func _bytesForReading(alignment: Int) -> (bytes: UnsafeRawPointer, copy: UnsafeMutableRawPointer?) {
+        if regions.count == 1 { return (UnsafeRawPointer(regions[0].bytes.baseAddress.unsafelyUnwrapped), nil) }
+        let copy = UnsafeMutableRawPointer.allocate(byteCount: Swift.max(count, 1), alignment: alignment)
         copyBytes(to: copy, from: 0..<count)
-        return try body(copy.bindMemory(to: ContentType.self, capacity: Swift.max(count / MemoryLayout<ContentType>.stride, 1)))
+        return (UnsafeRawPointer(copy), copy)
     }
 
     /// Copies the first `count` bytes to `pointer`, which must hold them. Traps when
@@ -109,12 +118,19 @@ extension DispatchData {
 
     /// Copies as many bytes of `range` (nil: the whole data) as fit in `buffer`;
     /// returns how many bytes it copied. Traps when `range` is outside the data.
+    @_alwaysEmitIntoClient
     public func copyBytes<DestinationType>(to buffer: UnsafeMutableBufferPointer<DestinationType>,
                                            from range: Range<Int>? = nil) -> Int {
-        guard count > 0, let base = buffer.baseAddress else { return 0 }
+        guard let base = buffer.baseAddress else { return 0 }
         // A buffer of more bytes than Int can count holds all of any data.
         let (bytes, overflow) = buffer.count.multipliedReportingOverflow(by: MemoryLayout<DestinationType>.stride)
-        let capacity = overflow ? Int.max : bytes
+        return _copyBytes(to: UnsafeMutableRawPointer(base), capacity: overflow ? Int.max : bytes, from: range)
+    }
+
+    /// `copyBytes(to:from:)` for a buffer of `capacity` bytes at `base`.
+    @usableFromInline
+    func _copyBytes(to base: UnsafeMutableRawPointer, capacity: Int, from range: Range<Int>?) -> Int {
+        guard count > 0 else { return 0 }
         let wanted: Range<Int>
         if let range {
             if range.isEmpty { return 0 }
@@ -126,7 +142,7 @@ extension DispatchData {
         } else {
             wanted = 0..<Swift.min(capacity, count)
         }
-        copyBytes(to: UnsafeMutableRawPointer(base), from: wanted)
+        copyBytes(to: base, from: wanted)
         return wanted.count
     }
 

@@ -96,6 +96,7 @@ public struct DispatchData: RandomAccessCollection, @unchecked Sendable {
     }
 
     /// Appends a copy of `buffer`'s bytes.
+    @_alwaysEmitIntoClient
     public mutating func append<SourceType>(_ buffer: UnsafeBufferPointer<SourceType>) {
         append(UnsafeRawBufferPointer(buffer))
     }

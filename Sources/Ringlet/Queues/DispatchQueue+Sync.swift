@@ -22,9 +22,10 @@ extension DispatchQueue {
     /// error. Traps when the caller already runs on this serial queue (or on a serial
     /// queue this one targets): that would deadlock.
     ///
-    /// Inlinable so that the generic part is specialised in the caller; the work is
-    /// done by the non-generic `_syncCore`.
-    @inlinable
+    /// Emitted into the caller, so that the generic part is specialised there (and
+    /// Ringlet's Embedded object holds no unspecialized trap for it); the work is done
+    /// by the non-generic `_syncCore`.
+    @_alwaysEmitIntoClient
     public func sync<T, E: Error>(execute work: () throws(E) -> T) throws(E) -> T {
         var outcome: Result<T, E>?
         _syncCore(barrier: false) {
@@ -35,7 +36,7 @@ extension DispatchQueue {
 
     /// `sync` with flags: `.barrier` makes the closure run alone on a concurrent queue;
     /// QoS flags behave as for `async`.
-    @inlinable
+    @_alwaysEmitIntoClient
     public func sync<T, E: Error>(flags: DispatchWorkItemFlags, execute work: () throws(E) -> T) throws(E) -> T {
         var outcome: Result<T, E>?
         _syncCore(barrier: flags.contains(.barrier)) {

@@ -36,8 +36,14 @@ extension RuntimeConfiguration {
 
         /// The choice spelled exactly as `bytes` (`auto`, `io_uring`, `epoll`), or nil.
         /// Bytes, not String comparison, so that Embedded builds need no Unicode tables.
+        /// Emitted into the caller (no unspecialized trap in Ringlet's Embedded object).
+        @_alwaysEmitIntoClient
         public static func named<Bytes: Sequence>(_ bytes: Bytes) -> BackendChoice? where Bytes.Element == UInt8 {
-            let spelled = Array(bytes)
+            _named(spelled: Array(bytes))
+        }
+
+        @usableFromInline
+        static func _named(spelled: [UInt8]) -> BackendChoice? {
             for choice in [BackendChoice.auto, .ioUring, .epoll] where choice.description.utf8.elementsEqual(spelled) {
                 return choice
             }

@@ -4,11 +4,18 @@ import Synchronization
 
 extension DispatchSourceProtocol {
     /// Traps, naming the misuse: only Ringlet's `DispatchSource` has events to iterate
-    /// (the requirement's witness for a conforming type of the program's own).
-    public var events: DispatchSource.Events {
-        ringletMisuse("events of a DispatchSourceProtocol value that is not a Ringlet DispatchSource: make the "
-            + "source with DispatchSource.make...")
-    }
+    /// (the requirement's witness for a conforming type of the program's own). Emitted
+    /// into the program, so that Ringlet's Embedded object holds no unspecialized
+    /// trap for it (DispatchSourceProtocols.swift).
+    @_alwaysEmitIntoClient
+    public var events: DispatchSource.Events { _eventsOfAForeignSource() }
+}
+
+/// The trap of `DispatchSourceProtocol.events` for a type that is not Ringlet's.
+@usableFromInline
+func _eventsOfAForeignSource() -> Never {
+    ringletMisuse("events of a DispatchSourceProtocol value that is not a Ringlet DispatchSource: make the "
+        + "source with DispatchSource.make...")
 }
 
 extension DispatchSource {

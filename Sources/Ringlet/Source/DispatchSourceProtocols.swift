@@ -37,32 +37,46 @@ public protocol DispatchSourceProtocol: AnyObject {
     #endif
 }
 
-// The shorter forms (protocol requirements cannot have default arguments).
+// The shorter forms (protocol requirements cannot have default arguments). Each is
+// emitted into its caller, never into Ringlet's object file: in Embedded Swift, an
+// extension member called on an existential is its unspecialized generic form, which
+// Ringlet's object would hold as a trap that wins the link over the caller's working
+// copy (`make embedded` scans the object for such traps). The same goes for the
+// extensions below.
 extension DispatchSourceProtocol {
+    @_alwaysEmitIntoClient
     public func setEventHandler(handler: DispatchSourceHandler?) {
         setEventHandler(qos: .unspecified, flags: [], handler: handler)
     }
+    @_alwaysEmitIntoClient
     public func setEventHandler(qos: DispatchQoS, handler: DispatchSourceHandler?) {
         setEventHandler(qos: qos, flags: [], handler: handler)
     }
+    @_alwaysEmitIntoClient
     public func setEventHandler(flags: DispatchWorkItemFlags, handler: DispatchSourceHandler?) {
         setEventHandler(qos: .unspecified, flags: flags, handler: handler)
     }
+    @_alwaysEmitIntoClient
     public func setCancelHandler(handler: DispatchSourceHandler?) {
         setCancelHandler(qos: .unspecified, flags: [], handler: handler)
     }
+    @_alwaysEmitIntoClient
     public func setCancelHandler(qos: DispatchQoS, handler: DispatchSourceHandler?) {
         setCancelHandler(qos: qos, flags: [], handler: handler)
     }
+    @_alwaysEmitIntoClient
     public func setCancelHandler(flags: DispatchWorkItemFlags, handler: DispatchSourceHandler?) {
         setCancelHandler(qos: .unspecified, flags: flags, handler: handler)
     }
+    @_alwaysEmitIntoClient
     public func setRegistrationHandler(handler: DispatchSourceHandler?) {
         setRegistrationHandler(qos: .unspecified, flags: [], handler: handler)
     }
+    @_alwaysEmitIntoClient
     public func setRegistrationHandler(qos: DispatchQoS, handler: DispatchSourceHandler?) {
         setRegistrationHandler(qos: qos, flags: [], handler: handler)
     }
+    @_alwaysEmitIntoClient
     public func setRegistrationHandler(flags: DispatchWorkItemFlags, handler: DispatchSourceHandler?) {
         setRegistrationHandler(qos: .unspecified, flags: flags, handler: handler)
     }
@@ -97,10 +111,13 @@ public protocol DispatchSourceProcess: DispatchSourceProtocol {}
 
 extension DispatchSourceProcess {
     /// The process id.
+    @_alwaysEmitIntoClient
     public var handle: Int32 { Int32(truncatingIfNeeded: Int(bitPattern: (self as DispatchSourceProtocol).handle)) }
+    @_alwaysEmitIntoClient
     public var data: DispatchSource.ProcessEvent {
         DispatchSource.ProcessEvent(rawValue: (self as DispatchSourceProtocol).data)
     }
+    @_alwaysEmitIntoClient
     public var mask: DispatchSource.ProcessEvent {
         DispatchSource.ProcessEvent(rawValue: (self as DispatchSourceProtocol).mask)
     }
@@ -111,10 +128,13 @@ public protocol DispatchSourceFileSystemObject: DispatchSourceProtocol {}
 
 extension DispatchSourceFileSystemObject {
     /// The watched descriptor.
+    @_alwaysEmitIntoClient
     public var handle: Int32 { Int32(truncatingIfNeeded: Int(bitPattern: (self as DispatchSourceProtocol).handle)) }
+    @_alwaysEmitIntoClient
     public var data: DispatchSource.FileSystemEvent {
         DispatchSource.FileSystemEvent(rawValue: (self as DispatchSourceProtocol).data)
     }
+    @_alwaysEmitIntoClient
     public var mask: DispatchSource.FileSystemEvent {
         DispatchSource.FileSystemEvent(rawValue: (self as DispatchSourceProtocol).mask)
     }
@@ -130,27 +150,35 @@ public protocol DispatchSourceTimer: DispatchSourceProtocol {
 }
 
 extension DispatchSourceTimer {
+    @_alwaysEmitIntoClient
     public func schedule(deadline: DispatchTime) {
         schedule(deadline: deadline, repeating: .never, leeway: .nanoseconds(0))
     }
+    @_alwaysEmitIntoClient
     public func schedule(deadline: DispatchTime, leeway: DispatchTimeInterval) {
         schedule(deadline: deadline, repeating: .never, leeway: leeway)
     }
+    @_alwaysEmitIntoClient
     public func schedule(deadline: DispatchTime, repeating interval: DispatchTimeInterval) {
         schedule(deadline: deadline, repeating: interval, leeway: .nanoseconds(0))
     }
+    @_alwaysEmitIntoClient
     public func schedule(deadline: DispatchTime, repeating interval: Double) {
         schedule(deadline: deadline, repeating: interval, leeway: .nanoseconds(0))
     }
+    @_alwaysEmitIntoClient
     public func schedule(wallDeadline: DispatchWallTime) {
         schedule(wallDeadline: wallDeadline, repeating: .never, leeway: .nanoseconds(0))
     }
+    @_alwaysEmitIntoClient
     public func schedule(wallDeadline: DispatchWallTime, leeway: DispatchTimeInterval) {
         schedule(wallDeadline: wallDeadline, repeating: .never, leeway: leeway)
     }
+    @_alwaysEmitIntoClient
     public func schedule(wallDeadline: DispatchWallTime, repeating interval: DispatchTimeInterval) {
         schedule(wallDeadline: wallDeadline, repeating: interval, leeway: .nanoseconds(0))
     }
+    @_alwaysEmitIntoClient
     public func schedule(wallDeadline: DispatchWallTime, repeating interval: Double) {
         schedule(wallDeadline: wallDeadline, repeating: interval, leeway: .nanoseconds(0))
     }
