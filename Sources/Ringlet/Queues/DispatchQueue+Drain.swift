@@ -143,23 +143,20 @@ extension DispatchQueue {
                 } else if held.leaves > 0 {
                     held.flush()
                 }
-                if mayHandOver && node.pointee.kind == .syncWaiter {
+                // A sync waiter to hand the slot to, or (deep in a chain) a child's token
+                // for the caller to drain next: this drain stops at the node.
+                let handsOver = mayHandOver && node.pointee.kind == .syncWaiter
+                if handsOver || stopsAtTokens && node.pointee.kind == .queueToken {
                     ran += 1
-                    handedOver = true
                     stop = true
-                    waiterNode = node
-                    if node == marker {
-                        // The raising item is the one handed over: the raise ends here.
-                        markerPassed = true
-                        detachedPriority = chain.map(Self.highestPriority(startingAt:)) ?? .lowest
+                    if handsOver {
+                        handedOver = true
+                        waiterNode = node
+                    } else {
+                        tail = node
                     }
-                    break
-                }
-                if stopsAtTokens && node.pointee.kind == .queueToken {
-                    ran += 1
-                    stop = true
-                    tail = node
                     if node == marker {
+                        // The raising item is the one stopped at: the raise ends here.
                         markerPassed = true
                         detachedPriority = chain.map(Self.highestPriority(startingAt:)) ?? .lowest
                     }
