@@ -35,6 +35,8 @@ import Testing
         (RuntimeConfiguration(cores: 2, utilityNice: 20), "utilityNice"),
         (RuntimeConfiguration(cores: 2, deadlockGraceMilliseconds: 1), "deadlockGraceMilliseconds"),
         (RuntimeConfiguration(cores: 2, drainBatch: 0), "drainBatch"),
+        ({ var c = RuntimeConfiguration(cores: 2); c.mainQueueGraceMilliseconds = -1; return c }(),
+         "mainQueueGraceMilliseconds"),
         (RuntimeConfiguration(cores: 2, ringEntries: 4), "ringEntries"),
         (RuntimeConfiguration(cores: 2, backgroundLeewayPercent: 101), "backgroundLeewayPercent"),
         (RuntimeConfiguration(cores: 2, utilityLeewayPercent: -1), "utilityLeewayPercent"),
