@@ -37,6 +37,7 @@ drainBatch = 64
 spinMicroseconds = 5
 deadlockGraceMilliseconds = 2000
 mainQueueGraceMilliseconds = 5000
+descriptorCheckMilliseconds = 5000
 coverCheckMilliseconds = 5
 ringEntries = 128
 sources = 16384

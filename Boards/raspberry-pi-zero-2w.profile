@@ -36,6 +36,7 @@ drainBatch = 64
 spinMicroseconds = 5
 deadlockGraceMilliseconds = 2000
 mainQueueGraceMilliseconds = 5000
+descriptorCheckMilliseconds = 5000
 coverCheckMilliseconds = 5
 ringEntries = 64
 sources = 4096

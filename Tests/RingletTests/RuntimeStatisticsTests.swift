@@ -37,6 +37,8 @@ import Testing
         (RuntimeConfiguration(cores: 2, drainBatch: 0), "drainBatch"),
         ({ var c = RuntimeConfiguration(cores: 2); c.mainQueueGraceMilliseconds = -1; return c }(),
          "mainQueueGraceMilliseconds"),
+        ({ var c = RuntimeConfiguration(cores: 2); c.descriptorCheckMilliseconds = 600_001; return c }(),
+         "descriptorCheckMilliseconds"),
         (RuntimeConfiguration(cores: 2, ringEntries: 4), "ringEntries"),
         (RuntimeConfiguration(cores: 2, backgroundLeewayPercent: 101), "backgroundLeewayPercent"),
         (RuntimeConfiguration(cores: 2, utilityLeewayPercent: -1), "utilityLeewayPercent"),

@@ -136,6 +136,26 @@ extension IOEngine {
         return false
     }
 
+    /// The descriptor watch's look (ManagerThread+DescriptorWatch.swift): an operation
+    /// under way on a pipe, socket or terminal whose descriptor no longer names its
+    /// file ends with EBADF (and the warning): its requests are cancelled, so the ring
+    /// lets go of the old file. Returns whether any such operation is still watched.
+    func checkDescriptors(_ ring: Ring) -> Bool {
+        var watching = false
+        var lost: [IOOperation] = []
+        for case let entry? in slots {
+            let operation = entry.operation
+            if operation.channel.isRegularFile || operation.stopped || operation.issuingDone { continue }
+            if lost.contains(where: { $0 === operation }) { continue }
+            if descriptorHolds(operation) { watching = true } else { lost.append(operation) }
+        }
+        for operation in lost {
+            operation.fail(Errno.badFile.rawValue)
+            cancel(operation, ring)
+        }
+        return watching
+    }
+
     // MARK: The buffer budget
 
     /// The read buffers are spent: reads holding bytes below their low water hand

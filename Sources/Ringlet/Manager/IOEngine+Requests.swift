@@ -100,6 +100,7 @@ extension IOEngine {
 
     func issue(_ entry: InFlight, _ slot: Int, _ ring: Ring) {
         let data = userData(.io, entry.generation, slot)
+        if !entry.operation.channel.isRegularFile { manager.armDescriptorWatch() }
         manager.trace?.record(.ioSubmitted, aux: entry.operation.isWrite ? 1 : 0,
                               subject: UInt64(bitPattern: Int64(entry.operation.channel.fileDescriptor)),
                               value: UInt64(entry.length))
@@ -167,6 +168,10 @@ extension IOEngine {
             // What a read brought back came from whatever file the number names now.
             checked = descriptorHolds(operation)
             if !checked { result = -Errno.badFile.rawValue }
+        } else if result == -Errno.badFile.rawValue && !operation.stopped {
+            // The number was closed under the request: said once per channel, as when
+            // the watch finds it (`descriptorHolds` warns).
+            _ = descriptorHolds(operation)
         }
         if reissue {
             slots[slot] = entry

@@ -38,8 +38,23 @@ extension ManagerThread {
         lock.withLock {
             if kernelSidePosted { return }
             kernelSidePosted = true
-            submit(.run { [self] _ in kernelSide = makeKernelSide() })
+            submit(.run { [self] _ in
+                kernelSide = makeKernelSide()
+                addDescriptorCheck { [unowned(unsafe) self] _ in checkSourceDescriptors() }
+            })
         }
+    }
+
+    /// The descriptor watch's look at the read and write sources: one whose descriptor
+    /// no longer names its file is cancelled, with a warning. Returns whether any is
+    /// still watched.
+    private func checkSourceDescriptors() -> Bool {
+        var watching = false
+        for case let source? in sourceSlots where source.registration.registered && !source.registration.removing {
+            if source.isCancelled { continue }
+            if source.descriptorStillNamesItsFile() { watching = true }
+        }
+        return watching
     }
 
     func makeKernelSide() -> KernelSourceSide {
@@ -85,6 +100,7 @@ extension ManagerThread {
         case .read, .write:
             claimSlot(source)
             armPoll(source, ring)
+            armDescriptorWatch()
         case .signal(let signo):
             watchSignal(signo, source, ring)
         case .process(let pid, let mask):

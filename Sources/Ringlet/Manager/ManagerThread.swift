@@ -101,6 +101,9 @@ final class ManagerThread: @unchecked Sendable {
     /// Completions tagged `.io`/`.ioPoll` go here: the engine's `completed`, installed
     /// on the manager thread by the engine's first request. Manager thread only.
     private var ioCompletions: ((Ring.Completion, Ring) -> Void)?
+    /// The descriptor watch (ManagerThread+DescriptorWatch.swift). Manager thread only.
+    var descriptorChecks: [(Ring) -> Bool] = []
+    var descriptorWatchArmed = false
     private let requests = RequestStack<Request>()
     let lock = FutexLock()
     /// True while the manager runs (or is about to): producers then skip the eventfd.
@@ -176,7 +179,10 @@ final class ManagerThread: @unchecked Sendable {
             engine.manager = self
             ioEngine = engine
             // Pushed before any request of the engine's, so it is taken first.
-            submit(.run { [self] _ in ioCompletions = { engine.completed($0, $1) } })
+            submit(.run { [self] _ in
+                ioCompletions = { engine.completed($0, $1) }
+                addDescriptorCheck { engine.checkDescriptors($0) }
+            })
             return engine
         }
     }

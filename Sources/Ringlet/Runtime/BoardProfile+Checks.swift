@@ -97,6 +97,7 @@ extension BoardProfileParser {
         case .utilityNice: p.configuration.utilityNice = n
         case .deadlockGraceMilliseconds: p.configuration.deadlockGraceMilliseconds = n
         case .mainQueueGraceMilliseconds: p.configuration.mainQueueGraceMilliseconds = n
+        case .descriptorCheckMilliseconds: p.configuration.descriptorCheckMilliseconds = n
         case .coverCheckMilliseconds: p.configuration.coverCheckMilliseconds = n
         case .drainBatch: p.configuration.drainBatch = n
         case .spinMicroseconds: p.configuration.spinMicroseconds = n

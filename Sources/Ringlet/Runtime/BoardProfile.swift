@@ -93,6 +93,7 @@ public struct BoardProfile: Sendable {
         case .swiftConcurrency: return c.swiftConcurrency ? "true" : "false"
         case .deadlockGraceMilliseconds: return "\(c.deadlockGraceMilliseconds)"
         case .mainQueueGraceMilliseconds: return "\(c.mainQueueGraceMilliseconds)"
+        case .descriptorCheckMilliseconds: return "\(c.descriptorCheckMilliseconds)"
         case .coverCheckMilliseconds: return "\(c.coverCheckMilliseconds)"
         case .drainBatch: return "\(c.drainBatch)"
         case .spinMicroseconds: return "\(c.spinMicroseconds)"

@@ -10,7 +10,8 @@ public enum BoardProfileKey: Int, CaseIterable, Sendable {
     case crossTarget, qemuMachine, qemuCPU, qemuMemory, qemuKernel
     // RuntimeConfiguration keys.
     case cores, workersPerCore, reservePerCore, lowQoSWorkers, workNodes, workerStackBytes, utilityNice
-    case backgroundSchedIdle, deadlockGraceMilliseconds, mainQueueGraceMilliseconds, coverCheckMilliseconds, drainBatch, spinMicroseconds
+    case backgroundSchedIdle, deadlockGraceMilliseconds, mainQueueGraceMilliseconds, descriptorCheckMilliseconds,
+         coverCheckMilliseconds, drainBatch, spinMicroseconds
     case ringEntries
     case backgroundLeewayPercent, backgroundLeewayMaxMilliseconds, utilityLeewayPercent
     case utilityLeewayMaxMilliseconds, ioQueueDepth, ioChunkBytes, ioRequests, ioBufferBytes, sources, backend
@@ -53,6 +54,7 @@ public enum BoardProfileKey: Int, CaseIterable, Sendable {
         case .backgroundSchedIdle: return "backgroundSchedIdle"
         case .deadlockGraceMilliseconds: return "deadlockGraceMilliseconds"
         case .mainQueueGraceMilliseconds: return "mainQueueGraceMilliseconds"
+        case .descriptorCheckMilliseconds: return "descriptorCheckMilliseconds"
         case .coverCheckMilliseconds: return "coverCheckMilliseconds"
         case .drainBatch: return "drainBatch"
         case .spinMicroseconds: return "spinMicroseconds"

@@ -37,6 +37,14 @@ public struct RuntimeConfiguration: Sendable, Equatable {
     /// the runtime says so on stderr (`mainQueueGraceMilliseconds`, 0...600000,
     /// default 5000; 0: never). `@MainActor` work counts: it runs on the main queue.
     public var mainQueueGraceMilliseconds: Int = 5000
+    /// While a DispatchIO operation waits on a pipe, socket or terminal, or a read or
+    /// write source is armed, how often the manager looks whether each descriptor
+    /// still names its file (`descriptorCheckMilliseconds`, 0...600000, default 5000;
+    /// 0: never). One closed or replaced under them is otherwise never noticed on a
+    /// quiet file: its operations then end with EBADF and its sources are cancelled,
+    /// each with a warning. The look shares a wake-up with other timers when it can
+    /// (its window is as wide again), and there is none while nothing waits.
+    public var descriptorCheckMilliseconds: Int = 5000
     /// While runnable work waits for a thread, how often the stall watch looks for
     /// workers blocked in the kernel (`coverCheckMilliseconds`, 0...1000, default 5;
     /// 0: never): a worker found sleeping in a syscall on the same item, its CPU
@@ -249,6 +257,7 @@ public struct RuntimeConfiguration: Sendable, Equatable {
         try Self.check(utilityNice, 0, 19, "utilityNice")
         try Self.check(deadlockGraceMilliseconds, 10, 600_000, "deadlockGraceMilliseconds")
         try Self.check(mainQueueGraceMilliseconds, 0, 600_000, "mainQueueGraceMilliseconds")
+        try Self.check(descriptorCheckMilliseconds, 0, 600_000, "descriptorCheckMilliseconds")
         try Self.check(coverCheckMilliseconds, 0, 1000, "coverCheckMilliseconds")
         try Self.check(spinMicroseconds, 0, 1000, "spinMicroseconds")
         try Self.check(ringEntries, 8, 4096, "ringEntries")

@@ -124,7 +124,7 @@ extension DispatchSource {
     /// False, after a warning and `cancel()`, when the fd was closed (and maybe
     /// reused for another file) while the source was active: the kernel's poll still
     /// watches the old file, and the handler would act on the new owner of the number.
-    private func descriptorStillNamesItsFile() -> Bool {
+    func descriptorStillNamesItsFile() -> Bool {
         guard let expected = descriptorIdentity else { return true }
         if let now = Self.identity(of: kind), now == expected { return true }
         ringletWarning("\(name): fd \(handle) was closed (or now names another file) while the source was active; "

@@ -1,0 +1,109 @@
+// A descriptor closed, or replaced with dup2(2), under a pending DispatchIO read or an
+// armed read source, on a file that stays quiet: no bytes ever come to show it, so
+// the descriptor watch looks every `descriptorCheckMilliseconds`. The read ends with
+// EBADF and the source is cancelled, each with a warning; the ring lets go of the old
+// file, so a socket's peer sees it closed. Runs on whichever backend the suite runs
+// on (make test runs both).
+
+import CRinglet
+import CRingletTestSupport
+import Glibc
+import Testing
+@testable import Ringlet
+
+@Suite struct DescriptorReplacedTests {
+    @Test func aPendingReadWhoseDescriptorIsClosedEndsWithEBADF() async {
+        await #expect(processExitsWith: .success) { DescriptorReplacedScenarios.pendingRead(replace: false) }
+    }
+
+    @Test func aPendingReadWhoseDescriptorIsReplacedWithDup2EndsWithEBADF() async {
+        await #expect(processExitsWith: .success) { DescriptorReplacedScenarios.pendingRead(replace: true) }
+    }
+
+    @Test func aReadSourceWhoseDescriptorIsClosedIsCancelled() async {
+        await #expect(processExitsWith: .success) { DescriptorReplacedScenarios.readSource() }
+    }
+
+    /// The pending read no longer holds the closed socket: its peer reads EOF.
+    @Test func theClosedSocketIsLetGo() async {
+        await #expect(processExitsWith: .success) { DescriptorReplacedScenarios.socketLetGo() }
+    }
+}
+
+enum DescriptorReplacedScenarios {
+    static func start() -> () -> Bool {
+        var configuration = twoCoreConfiguration()
+        configuration.descriptorCheckMilliseconds = 50
+        startRuntime(configuration)
+        return StallProbe.install("was closed (or now names another file)")
+    }
+
+    static var readsInFlight: Int {
+        RuntimeParts.shared.manager.takeUnretainedValue().ioEngineIfMade?.counters.inFlight ?? 0
+    }
+
+    /// A read of a quiet pipe, then its descriptor closed (or another pipe's read end
+    /// put in its place): the read ends with EBADF and nothing from the other pipe.
+    static func pendingRead(replace: Bool) {
+        let warned = start()
+        let pipe = TestPipe()
+        let outcome = Recorder<String>()
+        let done = DispatchSemaphore(value: 0)
+        DispatchIO.read(fromFileDescriptor: pipe.readEnd, maxLength: 64,
+                        runningHandlerOn: DispatchQueue(label: "test.replaced.read")) { data, error in
+            outcome.append("\(data.count) bytes, error \(error)")
+            done.signal()
+        }
+        guard eventually({ readsInFlight == 1 }) else { return }
+        if replace {
+            let other = TestPipe()
+            other.write(8)  // what the read must never deliver
+            #expect(dup2(other.readEnd, pipe.readEnd) == pipe.readEnd)
+        } else {
+            rl_close(pipe.readEnd)
+        }
+        #expect(waited(done))
+        #expect(outcome.values == ["0 bytes, error \(Errno.badFile.rawValue)"])
+        #expect(warned())
+    }
+
+    static func readSource() {
+        let warned = start()
+        let pipe = TestPipe()
+        let source = DispatchSource.makeReadSource(fileDescriptor: pipe.readEnd,
+                                                   queue: DispatchQueue(label: "test.replaced.source"))
+        let events = AtomicCounter()
+        let cancelled = DispatchSemaphore(value: 0)
+        let registered = DispatchSemaphore(value: 0)
+        source.setEventHandler { events.increment() }
+        source.setCancelHandler { cancelled.signal() }
+        source.setRegistrationHandler { registered.signal() }
+        source.activate()
+        guard waited(registered) else { return }
+        rl_close(pipe.readEnd)
+        #expect(waited(cancelled))
+        #expect(events.value == 0)
+        #expect(warned())
+    }
+
+    static func socketLetGo() {
+        let warned = start()
+        var fds: [Int32] = [-1, -1]
+        guard socketpair(AF_UNIX, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0, &fds) == 0 else {
+            Issue.record("socketpair failed")
+            return
+        }
+        let (reading, peer) = (fds[0], fds[1])
+        let done = DispatchSemaphore(value: 0)
+        DispatchIO.read(fromFileDescriptor: reading, maxLength: 64,
+                        runningHandlerOn: DispatchQueue(label: "test.replaced.socket")) { _, _ in done.signal() }
+        guard eventually({ readsInFlight == 1 }) else { return }
+        rl_close(reading)
+        #expect(waited(done))
+        #expect(warned())
+        // With the request gone, nothing holds the socket: the peer reads the end.
+        var byte: UInt8 = 0
+        #expect(eventually { recv(peer, &byte, 1, Int32(MSG_DONTWAIT)) == 0 })
+        rl_close(peer)
+    }
+}
