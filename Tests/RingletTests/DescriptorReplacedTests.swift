@@ -20,6 +20,10 @@ import Testing
         await #expect(processExitsWith: .success) { DescriptorReplacedScenarios.pendingRead(replace: true) }
     }
 
+    @Test func aPendingWriteToAFullPipeWhoseDescriptorIsClosedEndsWithEBADF() async {
+        await #expect(processExitsWith: .success) { DescriptorReplacedScenarios.pendingWrite() }
+    }
+
     @Test func aReadSourceWhoseDescriptorIsClosedIsCancelled() async {
         await #expect(processExitsWith: .success) { DescriptorReplacedScenarios.readSource() }
     }
@@ -38,7 +42,8 @@ enum DescriptorReplacedScenarios {
         return StallProbe.install("was closed (or now names another file)")
     }
 
-    static var readsInFlight: Int {
+    /// DispatchIO requests in flight (reads or writes).
+    static var requestsInFlight: Int {
         RuntimeParts.shared.manager.takeUnretainedValue().ioEngineIfMade?.counters.inFlight ?? 0
     }
 
@@ -54,7 +59,7 @@ enum DescriptorReplacedScenarios {
             outcome.append("\(data.count) bytes, error \(error)")
             done.signal()
         }
-        guard eventually({ readsInFlight == 1 }) else { return }
+        guard eventually({ requestsInFlight == 1 }) else { return }
         if replace {
             let other = TestPipe()
             other.write(8)  // what the read must never deliver
@@ -64,6 +69,28 @@ enum DescriptorReplacedScenarios {
         }
         #expect(waited(done))
         #expect(outcome.values == ["0 bytes, error \(Errno.badFile.rawValue)"])
+        #expect(warned())
+    }
+
+    /// A write to a pipe nobody reads, full: it waits; its descriptor is closed.
+    static func pendingWrite() {
+        let warned = start()
+        let pipe = TestPipe()
+        // Fill the pipe (its write end does not block: the test pipe is O_NONBLOCK).
+        let chunk = [UInt8](repeating: 1, count: 4096)
+        while chunk.withUnsafeBytes({ rl_fd_write(pipe.writeEnd, $0.baseAddress, 4096) }) > 0 {}
+        let outcome = Recorder<Int32>()
+        let done = DispatchSemaphore(value: 0)
+        let data = chunk.withUnsafeBytes { DispatchData(bytes: $0) }
+        DispatchIO.write(toFileDescriptor: pipe.writeEnd, data: data,
+                         runningHandlerOn: DispatchQueue(label: "test.replaced.write")) { _, error in
+            outcome.append(error)
+            done.signal()
+        }
+        guard eventually({ requestsInFlight == 1 }) else { return }
+        rl_close(pipe.writeEnd)
+        #expect(waited(done))
+        #expect(outcome.values == [Errno.badFile.rawValue])
         #expect(warned())
     }
 
@@ -97,7 +124,7 @@ enum DescriptorReplacedScenarios {
         let done = DispatchSemaphore(value: 0)
         DispatchIO.read(fromFileDescriptor: reading, maxLength: 64,
                         runningHandlerOn: DispatchQueue(label: "test.replaced.socket")) { _, _ in done.signal() }
-        guard eventually({ readsInFlight == 1 }) else { return }
+        guard eventually({ requestsInFlight == 1 }) else { return }
         rl_close(reading)
         #expect(waited(done))
         #expect(warned())
