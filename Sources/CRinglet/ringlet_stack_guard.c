@@ -147,8 +147,11 @@ static void rl_report_overflow(void) {
 static void rl_fault_handler(int signo, siginfo_t *info, void *context) {
     int saved = errno;
     if (rl_is_overflow(info, context)) rl_report_overflow();
-    // Hand the fault on: the previous action back; the instruction faults again.
+    // Hand the fault on: the previous action back; the instruction faults again. A
+    // signal another process or thread sent (kill, raise, tgkill: si_code <= 0) is
+    // not a fault that comes again: it is raised again, to be delivered on return.
     sigaction(signo, &rl_fault_previous[signo == SIGSEGV ? 0 : 1], NULL);
+    if (info->si_code <= 0) raise(signo);
     errno = saved;
 }
 

@@ -25,6 +25,11 @@ import Testing
         await #expect(processExitsWith: .success) { DeepTargetChainScenarios.releasedOnAWorker(depth: 10_000) }
     }
 
+    /// The same on a thread Ringlet knows nothing of, with a small stack.
+    @Test func aThreadOfItsOwnReleasesA10000DeepChain() async {
+        await #expect(processExitsWith: .success) { DeepTargetChainScenarios.releasedOnAThreadOfItsOwn(depth: 10_000) }
+    }
+
     @Test func aSuspendedQueueHalfwayDownTheChainHoldsTheQueuesBelow() async {
         await #expect(processExitsWith: .success) { DeepTargetChainScenarios.suspendedHalfway(depth: 10_000) }
     }
@@ -111,6 +116,22 @@ enum DeepTargetChainScenarios {
         DispatchQueue.global().async {
             bottom.value = nil
             released.signal()
+        }
+        #expect(waited(released))
+    }
+
+    static func releasedOnAThreadOfItsOwn(depth: Int) {
+        startRuntime(twoCoreConfiguration())
+        let bottom = Holder(chain(depth: depth, label: "test.deep.foreign").last)
+        let released = DispatchSemaphore(value: 0)
+        do {
+            try ThreadControl.start(stackBytes: 256 * 1024) {
+                bottom.value = nil
+                released.signal()
+            }
+        } catch {
+            Issue.record("could not start a thread: \(error)")
+            return
         }
         #expect(waited(released))
     }

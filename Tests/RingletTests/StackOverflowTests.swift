@@ -4,6 +4,8 @@
 // which profile key sets it; then the fault goes on to whatever handled it before
 // (the default action, Swift's backtracer, a sanitizer).
 
+import CRingletTestSupport
+import Glibc
 import Testing
 @testable import Ringlet
 
@@ -21,6 +23,12 @@ struct StackOverflowTests {
         #expect(text.contains("running an item of queue 'test.stack.deep'"))
         #expect(text.contains("524288-byte stack"))
         #expect(text.contains("'workerStackBytes'"))
+    }
+
+    /// A SIGSEGV another thread or process sends is not a fault that comes again: the
+    /// guard raises it again, and it ends the process as it would without Ringlet.
+    @Test func aSIGSEGVSentByKillStillEndsTheProcess() async {
+        await #expect(processExitsWith: .signal(SIGSEGV)) { StackOverflowScenarios.segvSent() }
     }
 
     /// The guard hands the fault on: a fault that is not an overflow is not reported
@@ -55,6 +63,13 @@ enum StackOverflowScenarios {
             done.signal()
         }
         _ = done.wait(timeout: .now() + 30)
+    }
+
+    static func segvSent() {
+        startRuntime(twoCoreConfiguration())
+        _ = rl_signal_send(SIGSEGV)
+        // Not reached: the signal ends the process.
+        sleepMilliseconds(5_000)
     }
 
     static func nullWriteOnAQueue() {

@@ -5,18 +5,21 @@
 /// targets its release frees wait in the thread's context, and releases them in turn.
 extension DispatchQueue {
     /// Releases `target`, a deinit's reference to its (non-global) target.
-    static func releaseTarget(_ target: consuming DispatchQueue) {
-        // A thread that is exiting has no context left: a plain release then.
-        guard let context = ThreadContext.currentIfPresent else { return }
+    static func releaseTarget(_ target: inout DispatchQueue?) {
+        // Only a release that frees the target goes on down the chain.
+        guard isKnownUniquelyReferenced(&target), let last = target.take() else { return }
+        let context = ThreadContext.current
         if context.targetsToRelease != nil {
             // Inside an outer deinit's release: that one releases it when this ends.
-            context.targetsToRelease!.append(target)
+            context.targetsToRelease!.append(consume last)
             return
         }
-        context.targetsToRelease = [target]
+        // Moved into the list, not copied: a reference left in `last` would free the
+        // target at this function's end, after the list is gone, nested again.
+        context.targetsToRelease = [consume last]
         while let next = context.targetsToRelease!.popLast() {
-            // The release of `next` (maybe its last) runs its deinit here, which may
-            // leave its own target in the list.
+            // The release of `next` (its last) runs its deinit here, which may leave its
+            // own target in the list.
             _ = consume next
         }
         context.targetsToRelease = nil

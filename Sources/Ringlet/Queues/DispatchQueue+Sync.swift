@@ -1,3 +1,5 @@
+import Synchronization
+
 /// `sync`: runs a closure as an item of the queue and returns its result.
 ///
 /// Fast path: when the queue (and every queue up its target chain) could take the
@@ -120,6 +122,9 @@ extension DispatchQueue {
                 }
                 let noted = SyncWaitCycles.shared.begin(at: next, onto: self,
                                                         holds: heldSerialQueues(held, below: next), context: context)
+                // Whoever ends the wait removes the note before it wakes this thread: a
+                // note left until then would show a wait that has ended (SyncWaitCycles).
+                waiter.cycleNote.store(noted, ordering: .releasing)
                 next.push(node)
                 let handedOver = waiter.wait(on: next)
                 SyncWaitCycles.shared.ended(noted)
@@ -268,6 +273,9 @@ final class SyncWaiter: @unchecked Sendable {
     /// in, are the caller's already.
     let runsOn: Unmanaged<DispatchQueue>
     private let event = FutexEvent()
+    /// The caller's note of its current wait in SyncWaitCycles (0: none), removed by
+    /// whoever ends the wait, before the caller wakes.
+    let cycleNote = Atomic<UInt64>(0)
 
     init(callerHolds: [Unmanaged<DispatchQueue>], runsOn: Unmanaged<DispatchQueue>) {
         self.callerHolds = callerHolds
@@ -282,6 +290,8 @@ final class SyncWaiter: @unchecked Sendable {
     /// A drainer ran the closure (`handedOver` false), or the queue's slot was given to
     /// the caller, to go on up the chain and run the closure itself (true).
     func signal(handedOver: Bool = false) {
+        let note = cycleNote.exchange(0, ordering: .acquiringAndReleasing)
+        if note != 0 { SyncWaitCycles.shared.ended(note) }
         done.withLock {
             finished = true
             handedOverSlot = handedOver

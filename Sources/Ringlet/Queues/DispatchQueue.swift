@@ -134,9 +134,9 @@ public final class DispatchQueue: DispatchObject, @unchecked Sendable {
                 + "suspend()); resume() it before releasing it, or its items would never run")
         }
         embeddedToken.deallocate()
-        if !state.targetIsRoot, let target = state.target {
-            state.target = nil
-            Self.releaseTarget(target)
+        if !state.targetIsRoot {
+            var target = state.target.take()
+            Self.releaseTarget(&target)
         }
     }
 

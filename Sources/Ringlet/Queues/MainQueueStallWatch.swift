@@ -21,7 +21,9 @@ final class MainQueueStallWatch: @unchecked Sendable {
 
     /// A token was posted while no drain runs: schedules a look unless one is.
     func tokenPostedWithoutDrain(drains: UInt64) {
-        if armed.load(ordering: .relaxed) || armed.exchange(true, ordering: .relaxed) { return }
+        if armed.load(ordering: .sequentiallyConsistent) || armed.exchange(true, ordering: .sequentiallyConsistent) {
+            return
+        }
         schedule(drains: drains)
     }
 
@@ -45,7 +47,12 @@ final class MainQueueStallWatch: @unchecked Sendable {
         let main = DispatchQueue.main
         let pending = main.lock.withLock { main.state.tokensOutstanding > 0 }
         if thread.isDraining || !pending {
-            armed.store(false, ordering: .relaxed)
+            armed.store(false, ordering: .sequentiallyConsistent)
+            // A post between the look and the store found the watch armed and left it:
+            // look at the queue again now that a post would arm it.
+            if !thread.isDraining && main.lock.withLock({ main.state.tokensOutstanding > 0 }) {
+                tokenPostedWithoutDrain(drains: thread.drainCount)
+            }
             return
         }
         let drains = thread.drainCount

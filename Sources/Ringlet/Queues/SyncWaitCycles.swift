@@ -5,7 +5,8 @@
 /// queues its thread holds; a caller about to wait first follows the holders of the
 /// queue it needs through their own waits, and traps naming the cycle when it comes
 /// back to itself. The last of the cycle's callers to arrive sees it: the others
-/// were noted before it looked. Only contended syncs, which sleep anyway, pay for it:
+/// were noted before it looked. A note goes when its wait ends — taken off by whoever
+/// ends it, before the caller wakes — so a wait about to end is never seen as stuck. Only contended syncs, which sleep anyway, pay for it:
 /// one lock and a walk over the few waits there are.
 final class SyncWaitCycles: @unchecked Sendable {
     static let shared = SyncWaitCycles()
@@ -31,15 +32,17 @@ final class SyncWaitCycles: @unchecked Sendable {
     /// `holds`; traps when the wait closes a cycle. Returns the token for `ended`.
     func begin(at queue: DispatchQueue, onto: DispatchQueue, holds: [Unmanaged<DispatchQueue>],
                context: ThreadContext) -> UInt64 {
-        let (token, cycle): (UInt64, [Wait]?) = lock.withLock {
+        let (token, report): (UInt64, String?) = lock.withLock {
             nextToken &+= 1
             let wait = Wait(token: nextToken, thread: Unmanaged.passUnretained(context),
                             threadID: ThreadControl.threadID, at: Unmanaged.passUnretained(queue),
                             onto: Unmanaged.passUnretained(onto), holds: holds)
             waits.append(wait)
-            return (wait.token, cycleLocked(from: wait))
+            // Made under the lock: the waits of a cycle stay noted (and their queues
+            // alive) while they are read.
+            return (wait.token, cycleLocked(from: wait).map(Self.describe(cycle:)))
         }
-        if let cycle { Self.report(cycle) }
+        if let report { ringletMisuse(report) }
         return token
     }
 
@@ -69,7 +72,7 @@ final class SyncWaitCycles: @unchecked Sendable {
     }
 
     /// Wait i waits at a queue wait i + 1 holds (the last: one the first holds).
-    private static func report(_ cycle: [Wait]) -> Never {
+    private static func describe(cycle: [Wait]) -> String {
         var lines: [String] = []
         for (index, wait) in cycle.enumerated() {
             let held = cycle[(index + cycle.count - 1) % cycle.count].at.takeUnretainedValue()
@@ -79,9 +82,9 @@ final class SyncWaitCycles: @unchecked Sendable {
             lines.append("\(describe(wait)) holds queue '\(held.label)' and waits in sync onto queue "
                 + "'\(onto.label)'\(through)")
         }
-        ringletMisuse("deadlock: a cycle of sync calls, each waiting for a queue the next one holds: "
+        return "deadlock: a cycle of sync calls, each waiting for a queue the next one holds: "
             + lines.joined(separator: "; ") + ". None of them can ever return. Make one of them async, or take "
-            + "the queues in one order everywhere")
+            + "the queues in one order everywhere"
     }
 
     private static func describe(_ wait: Wait) -> String {
