@@ -32,6 +32,10 @@ import Testing
                 held.wrappingAdd(1, ordering: .acquiringAndReleasing)
                 release.pass()
             case .waitingForLink(let after):
+                // Only a pool thread's wait, the drainer's: a report or dump that lists the
+                // queue's pending work (the stall watch under a loaded machine) takes the
+                // inbox too, on the manager or a test's thread.
+                guard ThreadContext.currentIfPresent?.worker != nil else { return }
                 if after != 0, after == heldPrevious.load(ordering: .acquiring) {
                     waiterClock.withLock { if $0 == nil { $0 = ThreadControl.cpuClock } }
                     waiterLooks.wrappingAdd(1, ordering: .relaxed)
