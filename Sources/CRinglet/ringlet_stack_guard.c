@@ -32,6 +32,7 @@
 static __thread uintptr_t rl_stack_low;   // the lowest usable address of the thread's stack
 static __thread uintptr_t rl_stack_bytes; // 0: not a thread of Ringlet's
 static __thread void *rl_alternate_stack;
+static __thread stack_t rl_previous_stack; // the one in place before ours (a sanitizer's)
 
 static rl_stack_label_writer rl_label_writer;
 static struct sigaction rl_fault_previous[2];
@@ -48,7 +49,7 @@ void rl_stack_guard_thread_begin(void) {
     void *alternate = mmap(NULL, RL_ALTERNATE_STACK_BYTES, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
     if (alternate == MAP_FAILED) return;
     stack_t stack = { .ss_sp = alternate, .ss_size = RL_ALTERNATE_STACK_BYTES, .ss_flags = 0 };
-    if (sigaltstack(&stack, NULL) != 0) {
+    if (sigaltstack(&stack, &rl_previous_stack) != 0) {
         munmap(alternate, RL_ALTERNATE_STACK_BYTES);
         return;
     }
@@ -59,8 +60,16 @@ void rl_stack_guard_thread_begin(void) {
 
 void rl_stack_guard_thread_end(void) {
     if (!rl_alternate_stack) return;
-    stack_t off = { .ss_sp = NULL, .ss_size = 0, .ss_flags = SS_DISABLE };
-    sigaltstack(&off, NULL);
+    // The stack in place before ours comes back (or none): AddressSanitizer unmaps, at
+    // the thread's exit, the alternate stack it finds, with the size it finds; finding
+    // none, it failed to unmap address 0 and ended the process.
+    stack_t previous = rl_previous_stack;
+    if (previous.ss_flags & SS_DISABLE) {
+        previous.ss_sp = NULL;
+        previous.ss_size = 0;
+        previous.ss_flags = SS_DISABLE;
+    }
+    sigaltstack(&previous, NULL);
     munmap(rl_alternate_stack, RL_ALTERNATE_STACK_BYTES);
     rl_alternate_stack = NULL;
     rl_stack_bytes = 0;
