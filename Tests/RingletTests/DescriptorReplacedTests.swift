@@ -35,11 +35,13 @@ import Testing
 }
 
 enum DescriptorReplacedScenarios {
-    static func start() -> () -> Bool {
+    /// Starts the runtime with a 50 ms watch; answers whether a warning with `marker`
+    /// came.
+    static func start(warning marker: String = "was closed (or now names another file)") -> () -> Bool {
         var configuration = twoCoreConfiguration()
         configuration.descriptorCheckMilliseconds = 50
         startRuntime(configuration)
-        return StallProbe.install("was closed (or now names another file)")
+        return StallProbe.install(marker)
     }
 
     /// DispatchIO requests in flight (reads or writes).
@@ -94,8 +96,11 @@ enum DescriptorReplacedScenarios {
         #expect(warned())
     }
 
+    /// The source is cancelled with a warning whichever way the manager learns of the
+    /// close: the watch's look, or — when the close comes before the source's first
+    /// poll reached the kernel — the poll's EBADF. Each warning says it cancels.
     static func readSource() {
-        let warned = start()
+        let warned = start(warning: "cancelling the source")
         let pipe = TestPipe()
         let source = DispatchSource.makeReadSource(fileDescriptor: pipe.readEnd,
                                                    queue: DispatchQueue(label: "test.replaced.source"))
