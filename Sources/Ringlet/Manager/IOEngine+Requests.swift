@@ -186,6 +186,7 @@ extension IOEngine {
         slots[slot] = nil
         freeSlots.append(slot)
         inFlightCount.store(inFlightCount.load(ordering: .relaxed) - 1, ordering: .relaxed)
+        if inFlightCount.load(ordering: .relaxed) == 0 { manager.descriptorWatchMayStop() }
         operation.inFlight -= 1
         if operation.isWrite { wrote(entry, result) } else { read(entry, result) }
         pump(operation, ring, checked: checked)

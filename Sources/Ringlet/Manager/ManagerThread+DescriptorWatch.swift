@@ -25,12 +25,30 @@ extension ManagerThread {
         if descriptorWatchArmed || milliseconds == 0 { return }
         descriptorWatchArmed = true
         let period = UInt64(milliseconds) * 1_000_000
-        armTimer(deadline: MonotonicClock.nanoseconds &+ period, wall: false, interval: 0, leeway: period,
-                 owner: .action { [unowned(unsafe) self] in descriptorWatchTick() })
+        descriptorWatchTimer = armTimer(deadline: MonotonicClock.nanoseconds &+ period, wall: false, interval: 0,
+                                        leeway: period, owner: .action { [unowned(unsafe) self] in
+                                            descriptorWatchTick()
+                                        })
+    }
+
+    /// The last read or write source went, or the last request of DispatchIO came back:
+    /// with neither left, the next look is dropped, so that the watch leaves no wake-up
+    /// behind it once the program is idle.
+    func descriptorWatchMayStop() {
+        guard descriptorWatchArmed, let handle = descriptorWatchTimer else { return }
+        if sourceSlots.count != freeSourceSlots.count { return }
+        if let engine = ioEngineIfMade, engine.counters.inFlight > 0 { return }
+        descriptorWatchArmed = false
+        descriptorWatchTimer = nil
+        if timers.isLive(handle) {
+            timers.cancel(handle)
+            timerOwners[handle.slot] = nil
+        }
     }
 
     private func descriptorWatchTick() {
         descriptorWatchArmed = false
+        descriptorWatchTimer = nil
         guard let ring = ringForSources else { return }
         var watching = false
         for check in descriptorChecks where check(ring) { watching = true }

@@ -199,6 +199,7 @@ extension ManagerThread {
         if source.registration.slot >= 0 {
             sourceSlots[source.registration.slot] = nil
             freeSourceSlots.append(source.registration.slot)
+            descriptorWatchMayStop()
             source.registration.slot = -1
         }
         source.unregistered()

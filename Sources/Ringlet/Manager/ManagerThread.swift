@@ -104,6 +104,7 @@ final class ManagerThread: @unchecked Sendable {
     /// The descriptor watch (ManagerThread+DescriptorWatch.swift). Manager thread only.
     var descriptorChecks: [(Ring) -> Bool] = []
     var descriptorWatchArmed = false
+    var descriptorWatchTimer: TimerQueue.Handle?
     private let requests = RequestStack<Request>()
     let lock = FutexLock()
     /// True while the manager runs (or is about to): producers then skip the eventfd.
