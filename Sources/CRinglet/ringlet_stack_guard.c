@@ -25,6 +25,17 @@
 #include <unistd.h>
 #include <pthread.h>
 
+// Under AddressSanitizer or ThreadSanitizer the sanitizer owns SIGSEGV, the alternate
+// stacks and the report of an overflow: the guard stands aside.
+#if defined(__has_feature)
+#  if __has_feature(address_sanitizer) || __has_feature(thread_sanitizer)
+#    define RL_STACK_GUARD_OFF 1
+#  endif
+#endif
+#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
+#  define RL_STACK_GUARD_OFF 1
+#endif
+
 // The alternate stack: room for this handler and for the action it hands the fault
 // on to (AddressSanitizer's handler needs about 32 KiB).
 #define RL_ALTERNATE_STACK_BYTES (64 * 1024)
@@ -39,6 +50,9 @@ static struct sigaction rl_fault_previous[2];
 static int rl_fault_installed;
 
 void rl_stack_guard_thread_begin(void) {
+#ifdef RL_STACK_GUARD_OFF
+    return;
+#endif
     pthread_attr_t attr;
     if (pthread_getattr_np(pthread_self(), &attr) != 0) return;
     void *low = NULL;
@@ -165,6 +179,10 @@ static void rl_fault_handler(int signo, siginfo_t *info, void *context) {
 }
 
 int rl_stack_guard_install(rl_stack_label_writer writer) {
+#ifdef RL_STACK_GUARD_OFF
+    (void)writer;
+    return 0;
+#endif
     if (__atomic_exchange_n(&rl_fault_installed, 1, __ATOMIC_ACQ_REL)) return 0;
     rl_label_writer = writer;
     struct sigaction action;
