@@ -14,7 +14,12 @@ import Glibc
 import Testing
 @testable import Ringlet
 
-@Suite struct MainQueueMisuseTests {
+/// Off under a sanitizer: under AddressSanitizer, running these probes (two of which
+/// trap, which starts Swift's backtracer in the instrumented probe) ended the test
+/// process itself mid-run, its other suites with it (`make asan`; the cause is not
+/// found yet). `make unit` and `make unit-epoll` run them.
+@Suite(.enabled(if: !sanitizerActive, "the probes' traps ended the instrumented test process"))
+struct MainQueueMisuseTests {
     /// Runs the probe's `scenario`; its exit status and what it wrote on stderr.
     static func probe(_ scenario: String) -> (status: Int32, stderr: String) {
         guard let path = ConcurrencyMainTests.probePath else { return (-1, "no probe program") }
