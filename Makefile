@@ -2,9 +2,10 @@
 #
 #   make deps       install liburing-dev (apt-get, sudo only when not root) if pkg-config lacks it
 #   make build      debug build of every target
-#   make run        build and run the main job: `ringlet demo`
+#   make run        release build, then run the main job: `ringlet demo`
 #   make test       unit + integration tests, the import styles, the ThreadSanitizer and
-#                   AddressSanitizer passes, a short soak, the documentation (no broken link),
+#                   AddressSanitizer passes, a short soak, the documentation (no broken link,
+#                   no path or name that does not exist), the package check, the
 #                   Embedded Swift build and checks, and the checks on the emulated
 #                   raspberry-pi-zero-2w (make sim)
 #   make import-styles  build and run one GCD client program per way of importing Ringlet
@@ -16,7 +17,9 @@
 #                   on both backends (release build)
 #   make embedded   compile Ringlet in Embedded Swift mode, link the checks program, run it
 #   make bench      release build, Ringlet vs the toolchain's Dispatch (prints a table)
-#   make docs       the documentation (Sources/Ringlet/Ringlet.docc and the API) into .build/docs
+#   make docs       the documentation (Sources/Ringlet/Ringlet.docc and the API) into .build/docs,
+#                   after Tests/Docs/check-names.sh (every path and name it quotes exists)
+#   make package-check  a package depending only on the Ringlet product resolves no other package
 #   make deps-cross the toolchain, liburing and qemu-system for BOARD's target, cpio
 #   make cross      cross-compile the checks and the demo for BOARD (Embedded Swift; and the
 #                   full-Swift build when an SDK for the board's target is installed)
@@ -35,7 +38,7 @@ EMBEDDED_FLAGS := -target $(EMBEDDED_TARGET) -enable-experimental-feature Embedd
 TSAN_SKIP    := ThreadCountTests
 ASAN_OPTIONS_TEST := ASAN_OPTIONS="detect_leaks=1 log_path=$(CURDIR)/.build-asan/reports/report" LSAN_OPTIONS=suppressions=$(CURDIR)/Tests/lsan.supp
 
-.PHONY: deps build run test unit unit-epoll import-styles tsan asan soak soak-short embedded bench bench-scale docs clean deps-cross cross sizes sim sim-all
+.PHONY: package-check deps build run test unit unit-epoll import-styles tsan asan soak soak-short embedded bench bench-scale docs clean deps-cross cross sizes sim sim-all
 
 deps:
 	@command -v pkg-config >/dev/null || { $(SUDO) apt-get update -qq && $(SUDO) apt-get install -y -qq pkg-config; }
@@ -46,11 +49,30 @@ deps:
 build: deps
 	$(SWIFT) build
 
+# Release, as a board runs it: the demo's figures are the runtime's, not a debug build's.
 run: deps
-	$(SWIFT) build --product ringlet
-	$$($(SWIFT) build --show-bin-path)/ringlet demo
+	$(SWIFT) build -c release --product ringlet
+	$$($(SWIFT) build -c release --show-bin-path)/ringlet demo
 
-test: unit unit-epoll import-styles tsan asan soak-short docs embedded sim
+test: unit unit-epoll import-styles tsan asan soak-short docs package-check embedded sim
+
+# A package that depends only on the `Ringlet` product resolves no other package: the
+# tools' packages (argument parser, histogram, DocC plugin) stay this package's own.
+# Writes such a package in .build/package-check, resolves it, and fails naming any
+# package it fetched.
+PACKAGE_CHECK := .build/package-check
+package-check:
+	@rm -rf $(PACKAGE_CHECK) && mkdir -p $(PACKAGE_CHECK)/Sources/Client
+	@printf '%s\n' '// swift-tools-version: 6.1' 'import PackageDescription' 'let package = Package(name: "Client",' \
+	  '  dependencies: [.package(path: "$(CURDIR)")],' \
+	  '  targets: [.executableTarget(name: "Client", dependencies: [.product(name: "Ringlet", package: "$(notdir $(CURDIR))")])])' \
+	  > $(PACKAGE_CHECK)/Package.swift
+	@echo 'import Ringlet' > $(PACKAGE_CHECK)/Sources/Client/main.swift
+	@cd $(PACKAGE_CHECK) && $(SWIFT) package resolve >/dev/null || exit 1; \
+	  others=$$(ls .build/checkouts 2>/dev/null); \
+	  [ -z "$$others" ] || { echo "package-check: a package that depends only on the Ringlet product resolved" $$others \
+	    "as well: a product of Package.swift reaches them (the tools are targets, not products)"; exit 1; }
+	@echo "package-check: a package that depends only on the Ringlet product resolves no other package"
 
 # Runs the test command that follows with its output also kept in the named log; when
 # it fails, prints the run's failures again at its end, each with the runtime report a
@@ -511,6 +533,7 @@ bench-scale: deps
 # a symbol that does not exist) fail the build. Open .build/docs/index.html through a web
 # server, or `swift package preview-documentation --target Ringlet`.
 docs: deps
+	sh Tests/Docs/check-names.sh
 	$(SWIFT) package --allow-writing-to-directory .build/docs generate-documentation --target Ringlet \
 	  --output-path .build/docs --transform-for-static-hosting --warnings-as-errors
 	@echo "docs: .build/docs"

@@ -9,8 +9,11 @@ let package = Package(
         // For files that import Foundation too: `import RingletFoundationCompat` instead
         // of `import Ringlet` (the PortingFromDispatch article, "Foundation in the same file").
         .library(name: "RingletFoundationCompat", targets: ["RingletFoundationCompat"]),
-        .executable(name: "ringlet", targets: ["ringlet"]),
-        .executable(name: "RingletDemo", targets: ["RingletDemo"]),
+        // No executable product: the tools (the `ringlet` command, the benchmarks, the
+        // checks, the probes) are this package's own, built here by `make` (SwiftPM gives
+        // a root package's executable targets products of their own). A package that
+        // depends on the `Ringlet` product therefore resolves none of the packages below,
+        // which only the tools use (`make package-check` holds that).
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),

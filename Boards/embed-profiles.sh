@@ -1,10 +1,10 @@
 #!/bin/sh
 # Regenerates the runtime's built-in copies of the profiles in this folder
-# (Sources/Ringlet/Runtime/BuiltInBoards*.swift), so that a binary on a board needs no
+# (Sources/Ringlet/Configuration/Generated/BuiltInBoards*.swift), so that a binary on a board needs no
 # files. Run it after editing a profile; BoardProfileTests fails until the copies match.
 set -eu
 cd "$(dirname "$0")/.."
-out=Sources/Ringlet/Runtime
+out=Sources/Ringlet/Configuration/Generated
 
 # emit <swift name> <board>: one raw string literal holding Boards/<board>.profile.
 emit() {

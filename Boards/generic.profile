@@ -3,7 +3,7 @@
 # sources follow the memory budget (a quarter of the RAM); the other runtime keys are the
 # defaults, so this equals RuntimeConfiguration.derived().
 # Format and every key: Boards/README.md. The runtime carries a built-in copy of this file
-# (Sources/Ringlet/Runtime/BuiltInBoards*.swift); BoardProfileTests checks they are equal.
+# (Sources/Ringlet/Configuration/Generated/BuiltInBoards*.swift); BoardProfileTests checks they are equal.
 
 # The board
 board = generic

@@ -2,7 +2,7 @@
 # (capacity 1024), 8 GB. Utility and background workers run on the A55s, default and higher
 # QoS on the A76s (Boards/README.md, "big.LITTLE placement").
 # Format and every key: Boards/README.md. The runtime carries a built-in copy of this file
-# (Sources/Ringlet/Runtime/BuiltInBoards*.swift); BoardProfileTests checks they are equal.
+# (Sources/Ringlet/Configuration/Generated/BuiltInBoards*.swift); BoardProfileTests checks they are equal.
 
 # The board
 board = orange-pi-5

@@ -1,6 +1,6 @@
 # Raspberry Pi 3 Model B+: BCM2837B0, 4x Cortex-A53 at 1.4 GHz, 1 GB.
 # Format and every key: Boards/README.md. The runtime carries a built-in copy of this file
-# (Sources/Ringlet/Runtime/BuiltInBoards*.swift); BoardProfileTests checks they are equal.
+# (Sources/Ringlet/Configuration/Generated/BuiltInBoards*.swift); BoardProfileTests checks they are equal.
 
 # The board
 board = raspberry-pi-3b-plus

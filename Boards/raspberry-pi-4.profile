@@ -1,7 +1,7 @@
 # Raspberry Pi 4 Model B: BCM2711, 4x Cortex-A72 at 1.5-1.8 GHz, 1-8 GB (this profile: 2 GB;
 # copy it and change memoryMegabytes, memoryBudgetBytes and qemuMemory for another size).
 # Format and every key: Boards/README.md. The runtime carries a built-in copy of this file
-# (Sources/Ringlet/Runtime/BuiltInBoards*.swift); BoardProfileTests checks they are equal.
+# (Sources/Ringlet/Configuration/Generated/BuiltInBoards*.swift); BoardProfileTests checks they are equal.
 
 # The board
 board = raspberry-pi-4

@@ -1,7 +1,7 @@
 # Raspberry Pi 5: BCM2712, 4x Cortex-A76 at 2.4 GHz, 4 GB (also 2, 8, 16 GB).
 # Raspberry Pi OS runs its kernel with 16 KiB pages here (kernel8 uses 4 KiB).
 # Format and every key: Boards/README.md. The runtime carries a built-in copy of this file
-# (Sources/Ringlet/Runtime/BuiltInBoards*.swift); BoardProfileTests checks they are equal.
+# (Sources/Ringlet/Configuration/Generated/BuiltInBoards*.swift); BoardProfileTests checks they are equal.
 
 # The board
 board = raspberry-pi-5

@@ -1,7 +1,7 @@
 # Raspberry Pi Zero 2 W: RP3A0 (BCM2710A1), 4x Cortex-A53 at 1 GHz, 512 MB.
 # The smallest board: a 512 MB budget shared with the OS, so smaller stacks, pools and I/O buffers.
 # Format and every key: Boards/README.md. The runtime carries a built-in copy of this file
-# (Sources/Ringlet/Runtime/BuiltInBoards*.swift); BoardProfileTests checks they are equal.
+# (Sources/Ringlet/Configuration/Generated/BuiltInBoards*.swift); BoardProfileTests checks they are equal.
 
 # The board
 board = raspberry-pi-zero-2w

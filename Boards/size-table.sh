@@ -5,9 +5,8 @@
 # what is left (string literals, ELF and dynamic-linking tables, unwind tables,
 # padding). A symbol's group comes from the source file the debug information names
 # (the cross build compiles with -g; the stripped copy is the one measured):
-#   Sources/Ringlet/<Folder>/   scheduler, queues, manager, timers, ... by folder, and
-#                              board selection (the profile, its parser, the built-in
-#                              profiles, detection, placement: the files named below)
+#   Sources/Ringlet/<Folder>/   scheduler, queues, manager, timers, configuration and
+#                              board selection, ... by folder
 #   Sources/CRinglet, System/  the OS boundary
 #   Sources/Ringlet{Demo,Checks} the program
 # Symbols the compiler made (specialised generics, outlined copies) are given to the
@@ -16,9 +15,6 @@
 set -eu
 cd "$(dirname "$0")/.."
 
-board_files='BoardProfile+Checks.swift BoardProfile+Parse.swift BoardProfile.swift BoardProfileError.swift
-BoardProfileKey.swift BoardSelection.swift BoardSelection+FirstUse.swift BuiltInBoards+RaspberryPi.swift
-BuiltInBoards.swift MachineFacts.swift CorePlacement.swift'
 demangle=$(dirname "$(command -v swift)")/swift-demangle
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
@@ -38,15 +34,15 @@ while [ $# -ge 2 ]; do
     ${tools}nm -n -S -t d --defined-only "$unstripped" | awk 'NF == 4 && $3 !~ /^[bB]$/ && !seen[$1]++' > "$work/symbols"
     awk '{ printf "0x%x\n", $1 }' "$work/symbols" | ${tools}addr2line -e "$unstripped" > "$work/files"
     awk '{ print $4 }' "$work/symbols" | "$demangle" --simplified > "$work/names"
-    paste "$work/symbols" "$work/files" "$work/names" | awk -F'\t' -v boards="$board_files" -v types="$work/types" '
+    paste "$work/symbols" "$work/files" "$work/names" | awk -F'\t' -v types="$work/types" '
         BEGIN {
-            n = split(boards, list, /[ \n]+/); for (i = 1; i <= n; i++) board[list[i]] = 1
             while ((getline line < types) > 0) { split(line, f, "\t"); if (!(f[1] in typefile)) typefile[f[1]] = f[2] }
             label["Scheduler"] = "scheduler (Scheduler/)"; label["Queues"] = "queues (Queues/)"
             label["Manager"] = "manager (Manager/)"; label["Timers"] = "timers (Timers/)"
             label["Work"] = "work items, groups, semaphores (Work/)"; label["Source"] = "dispatch sources (Source/)"
             label["IO"] = "DispatchIO, DispatchData (IO/)"; label["QoS"] = "QoS (QoS/)"; label["Time"] = "time (Time/)"
-            label["Runtime"] = "runtime start, configuration, statistics, messages (Runtime/)"
+            label["Runtime"] = "runtime start, statistics, messages (Runtime/)"
+            label["Configuration"] = "configuration and board selection (Configuration/)"
             label["System"] = "OS boundary (System/, Sources/CRinglet)"; label["Concurrency"] = "Swift concurrency (Concurrency/)"
         }
         function group_of_path(path,    rel, folder, name) {
@@ -55,7 +51,6 @@ while [ $# -ge 2 ]; do
             if (path !~ /Sources\/Ringlet\//) return ""
             rel = path; sub(/.*Sources\/Ringlet\//, "", rel)
             folder = rel; sub(/\/.*/, "", folder); name = rel; sub(/.*\//, "", name)
-            if (name in board) return "board selection (profiles, parser, built-in boards, detection)"
             return (folder in label) ? label[folder] : folder
         }
         {

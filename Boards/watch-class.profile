@@ -1,7 +1,7 @@
 # Watch-class device: 2 small cores, 512 MB, on a battery. Small pools, and wider minimum
 # leeway for background and utility timers so that more of them fire together.
 # Format and every key: Boards/README.md. The runtime carries a built-in copy of this file
-# (Sources/Ringlet/Runtime/BuiltInBoards*.swift); BoardProfileTests checks they are equal.
+# (Sources/Ringlet/Configuration/Generated/BuiltInBoards*.swift); BoardProfileTests checks they are equal.
 
 # The board
 board = watch-class

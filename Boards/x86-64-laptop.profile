@@ -1,6 +1,6 @@
 # x86-64 laptop: 8 cores, 16 GB. Where cross-compiling and the energy benchmarks happen.
 # Format and every key: Boards/README.md. The runtime carries a built-in copy of this file
-# (Sources/Ringlet/Runtime/BuiltInBoards*.swift); BoardProfileTests checks they are equal.
+# (Sources/Ringlet/Configuration/Generated/BuiltInBoards*.swift); BoardProfileTests checks they are equal.
 
 # The board
 board = x86-64-laptop

@@ -21,7 +21,7 @@
 
 #ifndef RINGLET_EXPLICIT_START
 
-/// Board selection on the Swift side (Runtime/BoardSelection+FirstUse.swift): the
+/// Board selection on the Swift side (Configuration/BoardSelection+FirstUse.swift): the
 /// chosen profile, retained, or 0 for the derived configuration.
 void *ringlet_board_for_first_use(void);
 

@@ -6,7 +6,8 @@ import _Concurrency
 /// in one order on the main thread, driven by `dispatchMain()` — or by an `async main`,
 /// whose drain is the same loop (Architecture, "Async code runs on the same pool").
 ///
-/// In full Swift it is also the toolchain's `MainExecutor` (MainQueueExecutor+RunLoop.swift).
+/// In full Swift it is also the toolchain's `MainExecutor` (the conformance is in
+/// RingletExecutorFactory.swift, beside the factory that names it).
 // @unchecked Sendable: no state of its own; the main queue synchronises itself.
 final class MainQueueExecutor: SerialExecutor, @unchecked Sendable {
     static let shared = MainQueueExecutor()

@@ -12,7 +12,7 @@ import Synchronization
 /// fd's owner closes it.
 ///
 /// Cost: a source carries three work nodes of its own (its delivery, its cancellation,
-/// its registration; 168 bytes, taken at activation), so an event never needs an
+/// its registration; work nodes, taken at activation), so an event never needs an
 /// allocation, the manager thread never waits, and sources never take nodes from the
 /// runtime's work-node pool (the `sources` key alone bounds them). An active source
 /// stays alive until it is cancelled, even when the program drops its last reference:

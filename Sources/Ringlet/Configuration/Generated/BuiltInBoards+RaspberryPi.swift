@@ -5,7 +5,7 @@ extension BuiltInBoards {
 # Raspberry Pi Zero 2 W: RP3A0 (BCM2710A1), 4x Cortex-A53 at 1 GHz, 512 MB.
 # The smallest board: a 512 MB budget shared with the OS, so smaller stacks, pools and I/O buffers.
 # Format and every key: Boards/README.md. The runtime carries a built-in copy of this file
-# (Sources/Ringlet/Runtime/BuiltInBoards*.swift); BoardProfileTests checks they are equal.
+# (Sources/Ringlet/Configuration/Generated/BuiltInBoards*.swift); BoardProfileTests checks they are equal.
 
 # The board
 board = raspberry-pi-zero-2w
@@ -72,7 +72,7 @@ swiftConcurrency = true
     static let raspberryPi3BPlus = BuiltInBoard(name: "raspberry-pi-3b-plus", text: #"""
 # Raspberry Pi 3 Model B+: BCM2837B0, 4x Cortex-A53 at 1.4 GHz, 1 GB.
 # Format and every key: Boards/README.md. The runtime carries a built-in copy of this file
-# (Sources/Ringlet/Runtime/BuiltInBoards*.swift); BoardProfileTests checks they are equal.
+# (Sources/Ringlet/Configuration/Generated/BuiltInBoards*.swift); BoardProfileTests checks they are equal.
 
 # The board
 board = raspberry-pi-3b-plus
@@ -140,7 +140,7 @@ swiftConcurrency = true
 # Raspberry Pi 4 Model B: BCM2711, 4x Cortex-A72 at 1.5-1.8 GHz, 1-8 GB (this profile: 2 GB;
 # copy it and change memoryMegabytes, memoryBudgetBytes and qemuMemory for another size).
 # Format and every key: Boards/README.md. The runtime carries a built-in copy of this file
-# (Sources/Ringlet/Runtime/BuiltInBoards*.swift); BoardProfileTests checks they are equal.
+# (Sources/Ringlet/Configuration/Generated/BuiltInBoards*.swift); BoardProfileTests checks they are equal.
 
 # The board
 board = raspberry-pi-4
@@ -208,7 +208,7 @@ swiftConcurrency = true
 # Raspberry Pi 5: BCM2712, 4x Cortex-A76 at 2.4 GHz, 4 GB (also 2, 8, 16 GB).
 # Raspberry Pi OS runs its kernel with 16 KiB pages here (kernel8 uses 4 KiB).
 # Format and every key: Boards/README.md. The runtime carries a built-in copy of this file
-# (Sources/Ringlet/Runtime/BuiltInBoards*.swift); BoardProfileTests checks they are equal.
+# (Sources/Ringlet/Configuration/Generated/BuiltInBoards*.swift); BoardProfileTests checks they are equal.
 
 # The board
 board = raspberry-pi-5

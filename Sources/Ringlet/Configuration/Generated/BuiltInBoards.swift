@@ -20,7 +20,7 @@ enum BuiltInBoards {
 # (capacity 1024), 8 GB. Utility and background workers run on the A55s, default and higher
 # QoS on the A76s (Boards/README.md, "big.LITTLE placement").
 # Format and every key: Boards/README.md. The runtime carries a built-in copy of this file
-# (Sources/Ringlet/Runtime/BuiltInBoards*.swift); BoardProfileTests checks they are equal.
+# (Sources/Ringlet/Configuration/Generated/BuiltInBoards*.swift); BoardProfileTests checks they are equal.
 
 # The board
 board = orange-pi-5
@@ -88,7 +88,7 @@ swiftConcurrency = true
 # Watch-class device: 2 small cores, 512 MB, on a battery. Small pools, and wider minimum
 # leeway for background and utility timers so that more of them fire together.
 # Format and every key: Boards/README.md. The runtime carries a built-in copy of this file
-# (Sources/Ringlet/Runtime/BuiltInBoards*.swift); BoardProfileTests checks they are equal.
+# (Sources/Ringlet/Configuration/Generated/BuiltInBoards*.swift); BoardProfileTests checks they are equal.
 
 # The board
 board = watch-class
@@ -155,7 +155,7 @@ swiftConcurrency = true
     static let x86_64Laptop = BuiltInBoard(name: "x86-64-laptop", text: #"""
 # x86-64 laptop: 8 cores, 16 GB. Where cross-compiling and the energy benchmarks happen.
 # Format and every key: Boards/README.md. The runtime carries a built-in copy of this file
-# (Sources/Ringlet/Runtime/BuiltInBoards*.swift); BoardProfileTests checks they are equal.
+# (Sources/Ringlet/Configuration/Generated/BuiltInBoards*.swift); BoardProfileTests checks they are equal.
 
 # The board
 board = x86-64-laptop
@@ -225,7 +225,7 @@ swiftConcurrency = true
 # sources follow the memory budget (a quarter of the RAM); the other runtime keys are the
 # defaults, so this equals RuntimeConfiguration.derived().
 # Format and every key: Boards/README.md. The runtime carries a built-in copy of this file
-# (Sources/Ringlet/Runtime/BuiltInBoards*.swift); BoardProfileTests checks they are equal.
+# (Sources/Ringlet/Configuration/Generated/BuiltInBoards*.swift); BoardProfileTests checks they are equal.
 
 # The board
 board = generic
