@@ -208,17 +208,21 @@ embedded: deps
 
 # MARK: Boards: cross-compiling and the emulated boards
 #
-# A board's values come from Boards/$(BOARD).profile (`key = value`, `#` comments, the
-# last of a repeated key wins, surrounding double quotes dropped). A value `derived` (the
-# generic profile) or a key left out takes the default given here: the build machine's
-# architecture, its CPU count, 1 GiB of memory, and Debian's kernel for the architecture.
+# A board's values come from Boards/$(BOARD).profile, read by the runtime's rule
+# (`key = value`, `#` starts a comment, a key set twice is an error naming both lines). A
+# value `derived` (the generic profile) or a key left out takes the default given here:
+# the build machine's architecture, its CPU count, 1 GiB of memory, and Debian's kernel
+# for the architecture.
 BOARD         ?= raspberry-pi-zero-2w
 BOARD_PROFILE := Boards/$(BOARD).profile
 HASH          := \#
-profile_value = $(shell awk -v key='$(1)' '{ sub(/$(HASH).*/, ""); n = index($$0, "="); if (!n) next; \
-  k = substr($$0, 1, n - 1); v = substr($$0, n + 1); gsub(/^[ \t]+|[ \t]+$$/, "", k); \
-  gsub(/^[ \t]+|[ \t]+$$/, "", v); gsub(/^"|"$$/, "", v); if (k == key) found = v } END { print found }' \
-  $(BOARD_PROFILE) 2>/dev/null)
+profile_line  = $(shell awk -v key='$(1)' '{ sub(/$(HASH).*/, ""); n = index($$0, "="); if (!n) next; \
+  k = substr($$0, 1, n - 1); v = substr($$0, n + 1); gsub(/^[ \t\r]+|[ \t\r]+$$/, "", k); \
+  gsub(/^[ \t\r]+|[ \t\r]+$$/, "", v); if (k != key) next; if (line) twice = line " and " NR; line = NR; found = v } \
+  END { if (twice) print "!twice", twice; else print found }' $(BOARD_PROFILE) 2>/dev/null)
+profile_value = $(call profile_checked,$(1),$(call profile_line,$(1)))
+profile_checked = $(if $(filter !twice,$(firstword $(2))),$(error $(BOARD_PROFILE): key '$(1)' is set twice, \
+  on lines $(wordlist 2,4,$(2)); keep one),$(2))
 # $(1) unless it is empty or `derived`, else $(2).
 or_default    = $(if $(filter-out derived,$(1)),$(1),$(2))
 HOST_ARCH     := $(shell uname -m)

@@ -31,89 +31,37 @@ extension BoardProfileParser {
         return String(decoding: name, as: UTF8.self)
     }
 
-    /// Puts one value of the file into the profile; `derived` keeps the machine's value.
+    /// Puts one value of the file into the profile, where the key's row says it lives;
+    /// `derived` keeps the machine's value. A board key's range is checked here, a
+    /// runtime key's by `RuntimeConfiguration.validate()` in `check`.
     func assign(_ value: Value, to key: BoardProfileKey, line: Int, in p: inout BoardProfile) throws(BoardProfileError) {
-        let n: Int
-        switch value {
-        case .derived:
+        let spec = key.spec
+        switch (value, spec.access) {
+        case (.derived, _):
             p.derivedKeys[key.rawValue] = true
-            return
-        case .boolean(let flag):
-            if key == .swiftConcurrency {
-                p.configuration.swiftConcurrency = flag
-            } else {
-                p.configuration.backgroundSchedIdle = flag
-            }
-            return
-        case .list(let list):
+        case (.boolean(let flag), .flag(_, let set)):
+            set(&p.configuration, flag)
+        case (.list(let list), .capacities):
             for capacity in list where capacity < 1 || capacity > 1024 {
                 throw error(.outOfRange, line, key.name, "each capacity must be 1...1024, the kernel's scale where "
                     + "the biggest core is 1024 (got \(capacity))")
             }
-            p.coreCapacities = list  // the only list key
-            return
-        case .text(let text):
+            p.coreCapacities = list
+        case (.text(let text), .text(_, let set)):
             try checkText(text, key: key, line: line)
-            switch key {
-            case .board: p.board = text
-            case .model: p.model = text
-            case .minimumKernel: p.minimumKernel = text
-            case .crossTarget: p.crossTarget = text
-            case .qemuMachine: p.qemuMachine = text
-            case .qemuCPU: p.qemuCPU = text
-            case .qemuKernel: p.qemuKernel = text
-            case .backend: p.configuration.backend = RuntimeConfiguration.BackendChoice.named(text.utf8) ?? .auto
-            case .dumpSignal:
-                p.configuration.dumpSignal = RuntimeConfiguration.dumpSignals.first {
-                    $0.name.utf8.elementsEqual(text.utf8)
-                }?.number ?? 0
-            case .trace: p.configuration.trace = text.utf8.elementsEqual("off".utf8) ? nil : text
-            default: p.qemuMemory = text
+            set(&p, text)
+        case (.integer(let n), .runtimeInteger(_, let set)):
+            set(&p.configuration, n)  // `cores` was checked in defaults(cores:)
+        case (.integer(let n), .boardInteger(_, let set)):
+            if let range = spec.range, !range.contains(n) {
+                throw error(.outOfRange, line, key.name, "must be \(range.lowerBound)...\(range.upperBound) (got \(n))")
             }
-            return
-        case .integer(let value):
-            n = value
-        }
-        switch key {
-        case .memoryMegabytes:
-            guard n >= 16 && n <= 1 << 22 else { throw error(.outOfRange, line, key.name, "must be 16...4194304 (got \(n))") }
-            p.memoryMegabytes = n
-        case .memoryBudgetBytes:
-            guard n >= 1 << 20 && n <= 1 << 42 else {
-                throw error(.outOfRange, line, key.name, "must be 1048576...4398046511104 (got \(n))")
-            }
-            p.memoryBudgetBytes = n
-        case .pageBytes:
-            guard n == 4096 || n == 16384 || n == 65536 else {
+            if key == .pageBytes && n != 4096 && n != 16384 && n != 65536 {
                 throw error(.outOfRange, line, key.name, "must be 4096, 16384 or 65536 (got \(n))")
             }
-            p.pageBytes = n
-        case .cores: p.configuration.cores = n  // checked in defaults(cores:)
-        case .workersPerCore: p.configuration.workersPerCore = n
-        case .reservePerCore: p.configuration.reservePerCore = n
-        case .lowQoSWorkers: p.configuration.lowQoSWorkers = n
-        case .workNodes: p.configuration.workNodes = n
-        case .workerStackBytes: p.configuration.workerStackBytes = n
-        case .utilityNice: p.configuration.utilityNice = n
-        case .deadlockGraceMilliseconds: p.configuration.deadlockGraceMilliseconds = n
-        case .mainQueueGraceMilliseconds: p.configuration.mainQueueGraceMilliseconds = n
-        case .descriptorCheckMilliseconds: p.configuration.descriptorCheckMilliseconds = n
-        case .coverCheckMilliseconds: p.configuration.coverCheckMilliseconds = n
-        case .drainBatch: p.configuration.drainBatch = n
-        case .spinMicroseconds: p.configuration.spinMicroseconds = n
-        case .ringEntries: p.configuration.ringEntries = n
-        case .backgroundLeewayPercent: p.configuration.backgroundLeewayPercent = n
-        case .backgroundLeewayMaxMilliseconds: p.configuration.backgroundLeewayMaxMilliseconds = n
-        case .utilityLeewayPercent: p.configuration.utilityLeewayPercent = n
-        case .utilityLeewayMaxMilliseconds: p.configuration.utilityLeewayMaxMilliseconds = n
-        case .ioQueueDepth: p.configuration.ioQueueDepth = n
-        case .ioChunkBytes: p.configuration.ioChunkBytes = n
-        case .ioRequests: p.configuration.ioRequests = n
-        case .ioBufferBytes: p.configuration.ioBufferBytes = n
-        case .sources: p.configuration.sources = n
-        case .traceEvents: p.configuration.traceEvents = n
-        case .mallocArenas: p.configuration.mallocArenas = n
-        default: ringletBug("profile key '\(key.name)' parsed as an integer")
+            set(&p, n)
+        default:
+            ringletBug("profile key '\(key.name)' parsed as a value of another kind")
         }
     }
 

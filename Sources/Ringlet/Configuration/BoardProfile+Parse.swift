@@ -110,10 +110,8 @@ struct BoardProfileParser {
     private func convert(_ raw: ArraySlice<UInt8>, for key: BoardProfileKey, line: Int) throws(BoardProfileError) -> Value {
         if "derived".utf8.elementsEqual(raw) {
             if key.acceptsDerived { return .derived }
-            throw error(.wrongType, line, key.name, "does not accept 'derived' (only cores, lowQoSWorkers, coreCapacities, "
-                + "memoryMegabytes, memoryBudgetBytes, pageBytes, crossTarget, qemuMemory, workNodes and sources "
-                + "from the memory budget, mallocArenas from cores, and qemuMachine and qemuKernel from crossTarget, "
-                + "come from the machine)")
+            throw error(.wrongType, line, key.name, "does not accept 'derived': only \(BoardProfileKey.derivedKeyNames) "
+                + "come from the machine")
         }
         switch key.kind {
         case .integer:

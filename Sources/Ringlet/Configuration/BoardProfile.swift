@@ -65,54 +65,15 @@ public struct BoardProfile: Sendable {
 
     /// `key`'s value as a profile would spell it.
     public func value(of key: BoardProfileKey) -> String {
-        let c = configuration
-        switch key {
-        case .board: return board
-        case .model: return model
-        case .coreCapacities:
+        switch key.spec.access {
+        case .runtimeInteger(let get, _): return "\(get(configuration))"
+        case .boardInteger(let get, _): return "\(get(self))"
+        case .flag(let get, _): return get(configuration) ? "true" : "false"
+        case .text(let get, _): return get(self)
+        case .capacities:
             var text = ""
             for (index, capacity) in coreCapacities.enumerated() { text += (index == 0 ? "" : ",") + "\(capacity)" }
             return text
-        case .memoryMegabytes: return "\(memoryMegabytes)"
-        case .memoryBudgetBytes: return "\(memoryBudgetBytes)"
-        case .pageBytes: return "\(pageBytes)"
-        case .minimumKernel: return minimumKernel
-        case .crossTarget: return crossTarget
-        case .qemuMachine: return qemuMachine
-        case .qemuCPU: return qemuCPU
-        case .qemuMemory: return qemuMemory
-        case .qemuKernel: return qemuKernel
-        case .cores: return "\(c.cores)"
-        case .workersPerCore: return "\(c.workersPerCore)"
-        case .reservePerCore: return "\(c.reservePerCore)"
-        case .lowQoSWorkers: return "\(c.lowQoSWorkers)"
-        case .workNodes: return "\(c.workNodes)"
-        case .workerStackBytes: return "\(c.workerStackBytes)"
-        case .utilityNice: return "\(c.utilityNice)"
-        case .backgroundSchedIdle: return c.backgroundSchedIdle ? "true" : "false"
-        case .swiftConcurrency: return c.swiftConcurrency ? "true" : "false"
-        case .deadlockGraceMilliseconds: return "\(c.deadlockGraceMilliseconds)"
-        case .mainQueueGraceMilliseconds: return "\(c.mainQueueGraceMilliseconds)"
-        case .descriptorCheckMilliseconds: return "\(c.descriptorCheckMilliseconds)"
-        case .coverCheckMilliseconds: return "\(c.coverCheckMilliseconds)"
-        case .drainBatch: return "\(c.drainBatch)"
-        case .spinMicroseconds: return "\(c.spinMicroseconds)"
-        case .ringEntries: return "\(c.ringEntries)"
-        case .backgroundLeewayPercent: return "\(c.backgroundLeewayPercent)"
-        case .backgroundLeewayMaxMilliseconds: return "\(c.backgroundLeewayMaxMilliseconds)"
-        case .utilityLeewayPercent: return "\(c.utilityLeewayPercent)"
-        case .utilityLeewayMaxMilliseconds: return "\(c.utilityLeewayMaxMilliseconds)"
-        case .ioQueueDepth: return "\(c.ioQueueDepth)"
-        case .ioChunkBytes: return "\(c.ioChunkBytes)"
-        case .ioRequests: return "\(c.ioRequests)"
-        case .ioBufferBytes: return "\(c.ioBufferBytes)"
-        case .sources: return "\(c.sources)"
-        case .backend: return c.backend.description
-        case .dumpSignal:
-            return RuntimeConfiguration.dumpSignals.first { $0.number == c.dumpSignal }?.name ?? "off"
-        case .trace: return c.trace ?? "off"
-        case .traceEvents: return "\(c.traceEvents)"
-        case .mallocArenas: return "\(c.mallocArenas)"
         }
     }
 

@@ -228,19 +228,22 @@ public struct RuntimeConfiguration: Sendable, Equatable {
         return [(.high, workers - low), (.utility, utility), (.background, low - utility), (.reserve, reserve)]
     }
 
-    /// Checks every key; the error names the key and the allowed range.
+    /// Checks every key; the error names the key and the allowed range (each key's
+    /// own range is its row of `BoardProfileKey.spec`).
     public func validate() throws(RuntimeError) {
         if dumpSignal != 0 && !Self.dumpSignals.contains(where: { $0.number == dumpSignal }) {
             throw Self.invalid("dumpSignal",
                                "must be off (0), SIGQUIT (3), SIGUSR1 (10) or SIGUSR2 (12) (got \(dumpSignal))")
         }
-        try Self.check(traceEvents, 16, 1 << 24, "traceEvents")
         if let trace, trace.isEmpty || trace.utf8.contains(0) || trace.utf8.count >= 4000 {
             throw Self.invalid("trace", "must name a file to write the trace to, or be off (nil) (got '\(trace)')")
         }
-        try Self.check(cores, 1, 256, "cores")
-        try Self.check(workersPerCore, 1, 16, "workersPerCore")
-        try Self.check(reservePerCore, 0, 16, "reservePerCore")
+        // Every integer key alone, in the table's order: its row's range.
+        for key in BoardProfileKey.allCases {
+            guard case .runtimeInteger(let get, _) = key.spec.access, let range = key.range else { continue }
+            try Self.check(get(self), range, key.name)
+        }
+        // The rules between keys, and the ranges that are not one interval.
         if workers < 2 {
             throw Self.invalid("workersPerCore", "cores × workersPerCore must be at least 2: one worker for "
                 + "default-and-higher QoS and one for utility and background (got \(workers))")
@@ -249,29 +252,10 @@ public struct RuntimeConfiguration: Sendable, Equatable {
             throw Self.invalid("lowQoSWorkers", "must be 1...\(workers - 1) so that both QoS bands have a worker "
                 + "(got \(lowQoSWorkers))")
         }
-        try Self.check(workNodes, 64, 1 << 26, "workNodes")
         if workerStackBytes != 0 && (workerStackBytes < 64 * 1024 || workerStackBytes > 64 << 20) {
             throw Self.invalid("workerStackBytes",
                                "must be 0 (system default) or 65536...67108864 (got \(workerStackBytes))")
         }
-        try Self.check(utilityNice, 0, 19, "utilityNice")
-        try Self.check(deadlockGraceMilliseconds, 10, 600_000, "deadlockGraceMilliseconds")
-        try Self.check(mainQueueGraceMilliseconds, 0, 600_000, "mainQueueGraceMilliseconds")
-        try Self.check(descriptorCheckMilliseconds, 0, 600_000, "descriptorCheckMilliseconds")
-        try Self.check(coverCheckMilliseconds, 0, 1000, "coverCheckMilliseconds")
-        try Self.check(spinMicroseconds, 0, 1000, "spinMicroseconds")
-        try Self.check(ringEntries, 8, 4096, "ringEntries")
-        try Self.check(backgroundLeewayPercent, 0, 100, "backgroundLeewayPercent")
-        try Self.check(utilityLeewayPercent, 0, 100, "utilityLeewayPercent")
-        try Self.check(backgroundLeewayMaxMilliseconds, 0, 60_000, "backgroundLeewayMaxMilliseconds")
-        try Self.check(utilityLeewayMaxMilliseconds, 0, 60_000, "utilityLeewayMaxMilliseconds")
-        try Self.check(drainBatch, 1, 1 << 20, "drainBatch")
-        try Self.check(ioQueueDepth, 1, 4096, "ioQueueDepth")
-        try Self.check(ioChunkBytes, 4096, 16 << 20, "ioChunkBytes")
-        try Self.check(ioRequests, 8, 65536, "ioRequests")
-        try Self.check(ioBufferBytes, 65536, 1 << 30, "ioBufferBytes")
-        try Self.check(sources, 1, 1 << 20, "sources")
-        try Self.check(mallocArenas, 0, 1024, "mallocArenas")
         if ioBufferBytes < ioChunkBytes {
             throw Self.invalid("ioBufferBytes", "must hold at least one chunk: 'ioChunkBytes' is \(ioChunkBytes) "
                 + "(got \(ioBufferBytes))")
@@ -281,8 +265,10 @@ public struct RuntimeConfiguration: Sendable, Equatable {
     /// Throws unless `low <= value <= high`: "must be low...high (got value)". One call
     /// per key, and the message is made only when the value is out of range.
     @inline(never)
-    private static func check(_ value: Int, _ low: Int, _ high: Int, _ key: String) throws(RuntimeError) {
-        if value < low || value > high { throw invalid(key, "must be \(low)...\(high) (got \(value))") }
+    private static func check(_ value: Int, _ range: ClosedRange<Int>, _ key: String) throws(RuntimeError) {
+        if !range.contains(value) {
+            throw invalid(key, "must be \(range.lowerBound)...\(range.upperBound) (got \(value))")
+        }
     }
 
     private static func invalid(_ key: String, _ reason: String) -> RuntimeError {

@@ -10,8 +10,11 @@ import Testing
 let testMachine = MachineFacts(onlineCPUs: 4, memoryMegabytes: 2048)
 
 /// The repository's Boards/ folder.
-let boardsDirectory = URL(fileURLWithPath: #filePath).deletingLastPathComponent()
-    .deletingLastPathComponent().deletingLastPathComponent().appendingPathComponent("Boards").path
+let boardsDirectory = repositoryDirectory + "/Boards"
+
+/// The repository's top folder: this file is Tests/RingletTests/Configuration/<file>.
+let repositoryDirectory = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+    .deletingLastPathComponent().deletingLastPathComponent().path
 
 /// The names of Boards/*.profile.
 func shippedProfileNames() -> [String] {
