@@ -95,9 +95,7 @@ final class SleepWindow: ManagerTimerTarget, @unchecked Sendable {
     /// Manager thread: the sleeper was cancelled; removes the window if it is still
     /// armed and runs the wake-up job now.
     func cancel(on manager: ManagerThread) {
-        guard let handle, manager.timers.isLive(handle) else { return }
-        manager.timers.cancel(handle)
-        manager.timerOwners[handle.slot] = nil
+        guard let handle, manager.disarmTimer(handle) else { return }
         self.handle = nil
         release()
     }

@@ -40,10 +40,7 @@ extension ManagerThread {
         if let engine = ioEngineIfMade, engine.counters.inFlight > 0 { return }
         descriptorWatchArmed = false
         descriptorWatchTimer = nil
-        if timers.isLive(handle) {
-            timers.cancel(handle)
-            timerOwners[handle.slot] = nil
-        }
+        disarmTimer(handle)
     }
 
     private func descriptorWatchTick() {

@@ -68,22 +68,6 @@ final class ManagerThread: @unchecked Sendable {
         case workerWake = 11
     }
 
-    /// Who a timer in `timers` belongs to.
-    struct TimerOwner {
-        enum Target {
-            case action(TimerAction)
-            case target(ManagerTimerTarget)
-            case source(DispatchSource)
-        }
-        var target: Target
-        /// For wall-clock timers: (wall clock − monotonic clock) when the deadline was
-        /// converted, so a clock change can move it by the difference.
-        var wallOffset: Int64?
-        /// Intervals of a repeating wall-clock timer that fell before the monotonic
-        /// clock's zero (a deadline older than the boot), added to its first fire's count.
-        var carriedFires: UInt64 = 0
-    }
-
     let configuration: RuntimeConfiguration
     let leewayPolicy: TimerLeewayPolicy
     /// The pool its pushes wake workers of (ManagerThread+WorkerWakes.swift). Held here
@@ -130,9 +114,8 @@ final class ManagerThread: @unchecked Sendable {
     // Owned by the manager thread:
     private var ring: Ring?
     var ringForSources: Ring? { ring }
-    /// The timer structure and who owns each timer (Timers/ManagerThread+Timers.swift).
-    var timers = TimerQueue()
-    var timerOwners: [TimerOwner?] = []
+    /// The timers and who owns each (Timers/TimerTable.swift).
+    var timers = TimerTable()
     /// The deadline of the one io_uring timeout armed (nil: none), and its generation.
     var armedDeadline: UInt64?
     var timeoutGeneration: UInt64 = 0

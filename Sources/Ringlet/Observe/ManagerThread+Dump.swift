@@ -57,7 +57,7 @@ extension ManagerThread {
     }
 
     private func timerOwnerName(slot: Int) -> String {
-        guard slot < timerOwners.count, let owner = timerOwners[slot] else { return "(released)" }
+        guard let owner = timers.owner(slot: slot) else { return "(released)" }
         let wall = owner.wallOffset != nil ? " (wall clock)" : ""
         switch owner.target {
         case .source(let source): return source.name + wall
@@ -77,9 +77,7 @@ extension ManagerThread {
                 listed.append("the dump signal \(signo) (configuration key 'dumpSignal'), watched by the runtime")
             }
         }
-        for owner in timerOwners {
-            if let owner, case .source(let source) = owner.target { listed.append(source.name) }
-        }
+        for source in timers.timerSources { listed.append(source.name) }
         let active = activeSources.load(ordering: .relaxed)
         var text = "  active sources (\(active) of 'sources' \(configuration.sources)):\n"
         for name in listed { text += "    \(name)\n" }

@@ -168,8 +168,7 @@ extension ManagerThread {
         switch source.kind {
         case .timer:
             if let handle = source.registration.timer {
-                timers.cancel(handle)
-                timerOwners[handle.slot] = nil
+                disarmTimer(handle)
                 source.registration.timer = nil
             }
         case .dataAdd, .dataOr, .dataReplace:

@@ -18,7 +18,7 @@ extension ManagerThread {
     /// today's offset, which is kept to follow later changes of the clock.
     @discardableResult
     func armTimer(deadline: UInt64, wall: Bool, interval: UInt64, leeway: UInt64, advance: UInt64 = 0,
-                  owner: TimerOwner.Target) -> TimerQueue.Handle {
+                  owner: TimerTable.Owner.Target) -> TimerQueue.Handle {
         var monotonic = deadline
         var offset: Int64?
         var carried: UInt64 = 0
@@ -37,10 +37,14 @@ extension ManagerThread {
                 monotonic = UInt64(max(converted, 0))
             }
         }
-        let handle = timers.schedule(deadline: monotonic, leeway: leeway, interval: interval, advance: advance)
-        while timerOwners.count <= handle.slot { timerOwners.append(nil) }
-        timerOwners[handle.slot] = TimerOwner(target: owner, wallOffset: offset, carriedFires: carried)
-        return handle
+        return timers.arm(deadline: monotonic, leeway: leeway, interval: interval, advance: advance,
+                          owner: TimerTable.Owner(target: owner, wallOffset: offset, carriedFires: carried))
+    }
+
+    /// Removes a timer if it is still armed (`TimerTable.disarm`); returns whether it was.
+    @discardableResult
+    func disarmTimer(_ handle: TimerQueue.Handle) -> Bool {
+        timers.disarm(handle)
     }
 
     /// Wall clock minus monotonic clock, in nanoseconds.
@@ -72,30 +76,21 @@ extension ManagerThread {
     /// reap's wake batch: the workers these pushes wake are woken once all are pushed
     /// (`Scheduler.beginWakeBatch`, ManagerThread+WorkerWakes.swift).
     func fire(at now: UInt64) {
-        let firings = timers.fire(at: now)
+        let firings = timers.due(at: now)
         if firings.isEmpty { return }
         trace?.record(.timerWindow, arg: UInt32(truncatingIfNeeded: firings.count))
         for firing in firings {
-            guard let owner = timerOwners[firing.handle.slot] else { continue }
-            switch owner.target {
+            guard let fire = timers.settle(firing) else { continue }
+            switch fire.target {
             case .action(let action):
-                timerOwners[firing.handle.slot] = nil
                 action()
             case .target(let target):
-                timerOwners[firing.handle.slot] = nil
                 target.reached()
             case .source(let source):
                 // A repeating timer stays armed under a new generation; a one-shot is gone.
-                let current = timers.currentHandle(slot: firing.handle.slot)
-                if current == nil {
-                    timerOwners[firing.handle.slot] = nil
-                } else if owner.carriedFires > 0 {
-                    timerOwners[firing.handle.slot]?.carriedFires = 0
-                }
-                source.registration.timer = current
-                let count = firing.count &+ owner.carriedFires
-                trace?.record(.sourceEvent, aux: TraceSourceKind.timer.rawValue, subject: UInt64(count))
-                source.timerFired(count: count, due: firing.deadline > now ? firing.deadline : nil)
+                source.registration.timer = fire.current
+                trace?.record(.sourceEvent, aux: TraceSourceKind.timer.rawValue, subject: UInt64(fire.count))
+                source.timerFired(count: fire.count, due: fire.deadline > now ? fire.deadline : nil)
             }
         }
     }
@@ -111,8 +106,7 @@ extension ManagerThread {
     func reschedule(_ source: DispatchSource) {
         guard source.registration.registered, !source.registration.removing else { return }
         if let old = source.registration.timer {
-            timers.cancel(old)
-            timerOwners[old.slot] = nil
+            disarmTimer(old)
             source.registration.timer = nil
         }
         guard let spec = source.lock.withLock({ source.timerSpec }), let deadline = spec.deadline else { return }

@@ -45,15 +45,6 @@ extension ManagerThread {
     /// monotonic clock, so each still fires when the wall clock reads its deadline.
     func moveWallClockTimers() {
         let offset = Self.wallClockOffset()
-        for slot in timerOwners.indices {
-            guard var owner = timerOwners[slot], let old = owner.wallOffset, old != offset,
-                  let handle = timers.currentHandle(slot: slot),
-                  let deadline = timers.deadline(of: handle) else { continue }
-            let moved = max(Int64(bitPattern: deadline) &+ (old &- offset), 0)
-            guard let newHandle = timers.move(handle, to: UInt64(moved)) else { continue }
-            owner.wallOffset = offset
-            timerOwners[slot] = owner
-            if case .source(let source) = owner.target { source.registration.timer = newHandle }
-        }
+        timers.moveWallClockTimers(offset: offset) { source, handle in source.registration.timer = handle }
     }
 }

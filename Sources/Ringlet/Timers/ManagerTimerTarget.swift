@@ -2,7 +2,7 @@
 /// SleepWindows.swift): the manager keeps the object as the timer's owner and calls it,
 /// so arming and reaching the timer allocate nothing but the request's own block. A
 /// closure would be a heap block more at each step (`Request.run` to arm,
-/// `TimerOwner.Target.action` to fire), freed by the manager while the workers allocate
+/// `TimerTable.Owner.Target.action` to fire), freed by the manager while the workers allocate
 /// from the same malloc arenas: with a thousand sleeps a round, workers waited for an
 /// arena's lock.
 ///

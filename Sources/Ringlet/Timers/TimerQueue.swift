@@ -155,8 +155,8 @@ struct TimerQueue {
     /// repeating timers move to the first deadline after `now` (after the deadline
     /// that fired, for a staged one) on their original phase (no drift), counting the
     /// intervals passed.
-    mutating func fire(at now: UInt64) -> [Firing] {
-        var fired: [Firing] = []
+    /// Appends the fires to `fired`, whose storage the caller keeps (`TimerTable.due`).
+    mutating func fire(at now: UInt64, into fired: inout [Firing]) {
         while true {
             dropStale(&byDeadline)
             guard let top = byDeadline.top, top.key <= now else { break }
@@ -175,7 +175,6 @@ struct TimerQueue {
                 index(slot)
             }
         }
-        return fired
     }
 
     private mutating func index(_ slot: Int) {

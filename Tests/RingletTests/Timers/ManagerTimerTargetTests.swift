@@ -35,7 +35,7 @@ import Testing
         manager.submit(.arm(probe, deadline: probe.deadline, leeway: 1_000_000))
         #expect(waited(probe.done))
         #expect(probe.calls.values == ["armed on ringlet-m", "reached on ringlet-m"])
-        let live = onManager { [handle = probe.handle] in handle.map { manager.timers.isLive($0) } }
+        let live = onManager { [handle = probe.handle] in handle.map { manager.timers.isArmed($0) } }
         #expect(live == .some(false), "the timer is still armed after its window")
     }
 }

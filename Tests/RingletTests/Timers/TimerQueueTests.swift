@@ -183,3 +183,71 @@ import Testing
         #expect(policy.leeway(requested: 5, period: second, level: .userInitiated, strict: false) == 5)
     }
 }
+
+extension TimerQueue {
+    /// One wake-up's fires as an array (the manager's `TimerTable.due` keeps the storage).
+    mutating func fire(at now: UInt64) -> [Firing] {
+        var fired: [Firing] = []
+        fire(at: now, into: &fired)
+        return fired
+    }
+}
+
+/// The table that owns the windows and their owners, on virtual time: an owner goes
+/// exactly when its timer does, and an old handle never touches a newer timer.
+@Suite struct TimerTableTests {
+    private let ms: UInt64 = 1_000_000
+
+    private func action(_ counter: AtomicCounter) -> TimerTable.Owner {
+        TimerTable.Owner(target: .action({ _ = counter.increment() }))
+    }
+
+    @Test func aOneShotsOwnerGoesWithItsFireAndItsHandleThenDisarmsNothing() {
+        var table = TimerTable()
+        let counter = AtomicCounter()
+        let handle = table.arm(deadline: 10 * ms, leeway: 0, interval: 0, advance: 0, owner: action(counter))
+        #expect(table.owner(slot: handle.slot) != nil)
+        let fired = table.due(at: 10 * ms)
+        #expect(fired.count == 1)
+        let settled = table.settle(fired[0])
+        if case .action(let run)? = settled?.target { run() }
+        #expect(counter.value == 1 && settled?.current == nil)
+        #expect(table.owner(slot: handle.slot) == nil && table.armedCount == 0)
+        // The slot is reused by a newer timer: the old handle must not remove it.
+        let newer = table.arm(deadline: 20 * ms, leeway: 0, interval: 0, advance: 0, owner: action(counter))
+        #expect(newer.slot == handle.slot)
+        let removedOld = table.disarm(handle)
+        #expect(!removedOld)
+        #expect(table.isArmed(newer) && table.owner(slot: newer.slot) != nil)
+        let removedNewer = table.disarm(newer)
+        #expect(removedNewer && table.owner(slot: newer.slot) == nil && table.armedCount == 0)
+    }
+
+    @Test func aRepeatingTimerKeepsItsOwnerUnderItsNewHandle() {
+        var table = TimerTable()
+        let counter = AtomicCounter()
+        let handle = table.arm(deadline: 10 * ms, leeway: 0, interval: 10 * ms, advance: 0, owner: action(counter))
+        let fired = table.due(at: 35 * ms)
+        #expect(fired.map(\.count) == [3])
+        _ = table.settle(fired[0])
+        // An action's owner is spent by its fire; the repeating window stays armed.
+        #expect(table.armedCount == 1 && !table.isArmed(handle))
+        #expect(table.due(at: 39 * ms).isEmpty)
+        #expect(table.due(at: 40 * ms).count == 1)
+    }
+
+    @Test func anOwnerClearedMeanwhileSettlesToNothing() {
+        var table = TimerTable()
+        let counter = AtomicCounter()
+        let a = table.arm(deadline: 10 * ms, leeway: 0, interval: 0, advance: 0, owner: action(counter))
+        let b = table.arm(deadline: 10 * ms, leeway: 0, interval: 0, advance: 0, owner: action(counter))
+        let fired = table.due(at: 10 * ms)
+        #expect(Set(fired.map(\.handle.slot)) == [a.slot, b.slot])
+        // Running the first fire disarmed the second (an action may): it was due, so it
+        // is out of the windows already, and its owner stays until settled.
+        let removed = table.disarm(b)
+        #expect(!removed)
+        for firing in fired { _ = table.settle(firing) }
+        #expect(table.owner(slot: a.slot) == nil && table.owner(slot: b.slot) == nil)
+    }
+}

@@ -245,10 +245,7 @@ final class IOEngine: @unchecked Sendable {
     func disarmInterval(_ operation: IOOperation) {
         guard let handle = operation.intervalTimer else { return }
         operation.intervalTimer = nil
-        if manager.timers.isLive(handle) {
-            manager.timers.cancel(handle)
-            manager.timerOwners[handle.slot] = nil
-        }
+        manager.disarmTimer(handle)
     }
 
     func userData(_ tag: ManagerThread.Tag, _ generation: UInt32, _ slot: Int) -> UInt64 {
