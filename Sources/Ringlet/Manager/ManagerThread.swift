@@ -44,11 +44,6 @@ final class ManagerThread: @unchecked Sendable {
         /// (start, stop, resume: IOEngine.swift) come this way, so the manager does not
         /// reference the engine's code and a program without channels does not link it.
         case run((Ring) -> Void)
-        #if DEBUG
-        /// Runs a closure on the manager thread (tests: hold the manager while the
-        /// kernel piles up completions).
-        case testHook(() -> Void)
-        #endif
     }
 
     /// The kind of request a completion answers: the top byte of its user data.
@@ -295,9 +290,6 @@ final class ManagerThread: @unchecked Sendable {
             case .rearmPoll(let source): kernelSide?.rearmPoll(source, ring.unsafelyUnwrapped)
             case .wallClockChanged: moveWallClockTimers()
             case .run(let body): body(ring.unsafelyUnwrapped)
-            #if DEBUG
-            case .testHook(let body): body()
-            #endif
             }
         }
     }

@@ -276,9 +276,7 @@ extension DispatchQueue {
 /// it go as if the pool were full. Release builds always allow.
 enum PooledTokenHook {
     #if DEBUG
-    private static let hook = TestHook<DispatchQueue, Bool>()
-
-    static func install(_ body: (@Sendable (DispatchQueue) -> Bool)?) { hook.install(body) }
+    static let hook = TestHook<DispatchQueue, Bool>()
     #endif
 
     @inline(__always)

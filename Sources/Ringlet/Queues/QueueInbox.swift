@@ -230,9 +230,7 @@ enum InboxHook {
         case markingTokenOut
     }
 
-    private static let hook = TestHook<Point, Void>()
-
-    static func install(_ body: (@Sendable (Point) -> Void)?) { hook.install(body) }
+    static let hook = TestHook<Point, Void>()
 
     static func call(_ point: Point) { _ = hook.call(point) }
 }

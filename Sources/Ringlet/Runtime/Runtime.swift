@@ -39,7 +39,9 @@ public final class Runtime: @unchecked Sendable {
         self.profile = profile
         placement = CorePlacement.forMachine(profile?.placement, board: profile?.board ?? "",
                                              onlineCPUs: ThreadControl.onlineCPUs)
-        scheduler = try Scheduler(configuration: configuration, placement: placement)
+        scheduler = try Scheduler(configuration: configuration, placement: placement) { node, context in
+            NodeRunner.run(node, from: nil, context: context)
+        }
         manager = ManagerThread(configuration: configuration, backendRequest: backend, scheduler: scheduler)
     }
 

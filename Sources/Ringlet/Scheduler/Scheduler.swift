@@ -54,10 +54,16 @@ final class Scheduler: @unchecked Sendable {
 
     /// Where each band's workers pin themselves (nil: nowhere).
     let placement: CorePlacement?
+    /// What running a node taken from a root run queue means: the layer above's
+    /// (`NodeRunner.run`, given by `Runtime`). The scheduler moves nodes between run
+    /// queues and workers and never looks at what a node carries.
+    let runNode: (WorkNodeRef, ThreadContext) -> Void
 
-    init(configuration: RuntimeConfiguration, placement: CorePlacement? = nil) throws(RuntimeError) {
+    init(configuration: RuntimeConfiguration, placement: CorePlacement? = nil,
+         runNode: @escaping (WorkNodeRef, ThreadContext) -> Void) throws(RuntimeError) {
         self.configuration = configuration
         self.placement = placement
+        self.runNode = runNode
         pool = try WorkNodePool(capacity: configuration.workNodes)
         lock = FutexLock()
         runQueues = RunQueues()
@@ -140,8 +146,8 @@ final class Scheduler: @unchecked Sendable {
 
     #if DEBUG
     /// Tests only: runs on each pool thread before its first look at the run queues
-    /// (to hold one back and prove `start()` waits for it). Set before the runtime starts.
-    nonisolated(unsafe) static var beforeFirstLook: ((Worker) -> Void)?
+    /// (to hold one back and prove `start()` waits for it). Installed before the runtime starts.
+    static let beforeFirstLook = TestHook<Worker, Void>()
     #endif
 
     // MARK: Enqueue and dequeue

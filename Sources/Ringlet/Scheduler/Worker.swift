@@ -79,7 +79,7 @@ final class Worker: @unchecked Sendable {
         KernelPriority.apply(band: band, configuration: scheduler.configuration)
         scheduler.placement?.apply(band: band)
         #if DEBUG
-        Scheduler.beforeFirstLook?(self)
+        _ = Scheduler.beforeFirstLook.call(self)
         #endif
         while true {
             guard let node = scheduler.nextNode(for: self) else { continue }
@@ -103,6 +103,6 @@ final class Worker: @unchecked Sendable {
     /// Runs one node taken from a root run queue.
     @inline(__always)
     func execute(_ node: WorkNodeRef) {
-        NodeRunner.run(node, from: nil, context: context.unsafelyUnwrapped)
+        scheduler.runNode(node, context.unsafelyUnwrapped)
     }
 }

@@ -67,14 +67,8 @@ final class WarnOnce: @unchecked Sendable {
 /// Tests: sees every line Ringlet writes to stderr, so a test can wait for a report
 /// (an event) instead of sleeping for as long as it might take.
 enum DiagnosticsObserver {
-    private static let lock = FutexLock()
-    nonisolated(unsafe) private static var observer: ((String) -> Void)?
+    static let hook = TestHook<String, Void>()
 
-    static func install(_ body: @escaping (String) -> Void) { lock.withLock { observer = body } }
-
-    static func notify(_ line: String) {
-        let body = lock.withLock { observer }
-        body?(line)
-    }
+    static func notify(_ line: String) { _ = hook.call(line) }
 }
 #endif

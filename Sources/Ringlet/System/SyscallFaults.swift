@@ -57,35 +57,13 @@ enum SyscallFaults {
     }
 
     #if DEBUG
-    private static let lock = FutexLock()
-    nonisolated(unsafe) private static var pending: [(thread: Int32, call: Call, errno: Errno)] = []
-
-    /// Injected with this thread, a fault hits the next such call of any thread: for a
-    /// thread that does not exist yet (the manager's ring setup, in a child process).
-    static let anyThread: Int32 = 0
-
-    /// The next `count` calls of `call` made by `thread` (the calling thread by
-    /// default; the manager's for ring faults) fail with `errno`. Other threads, such
-    /// as tests running in parallel, are not affected.
-    static func inject(_ call: Call, _ errno: Errno, count: Int = 1, thread: Int32 = ThreadControl.threadID) {
-        lock.withLock { for _ in 0..<count { pending.append((thread, call, errno)) } }
-    }
-
-    /// Forgets every fault injected for `thread` (the calling thread by default).
-    static func reset(thread: Int32 = ThreadControl.threadID) {
-        lock.withLock { pending.removeAll { $0.thread == thread } }
-    }
+    /// Answers, for each call about to be made, the fault to return instead (the
+    /// tests' `SyscallFaults.inject` installs it).
+    static let hook = TestHook<Call, Errno?>()
 
     /// The fault to return instead of making `call`, if one was injected for it.
     static func take(_ call: Call) -> Errno? {
-        lock.withLock { () -> Errno? in
-            if pending.isEmpty { return nil }
-            let thread = ThreadControl.threadID
-            guard let index = pending.firstIndex(where: {
-                ($0.thread == thread || $0.thread == anyThread) && $0.call == call
-            }) else { return nil }
-            return pending.remove(at: index).errno
-        }
+        hook.call(call) ?? nil
     }
     #else
     @inline(__always)

@@ -55,8 +55,8 @@ import Testing
 
     @Test func aProducerHeldBetweenExchangeAndLinkLosesAndReordersNothing() {
         let window = Window()
-        InboxHook.install { window.hook($0) }
-        defer { InboxHook.install(nil) }
+        InboxHook.hook.install { window.hook($0) }
+        defer { InboxHook.hook.install(nil) }
         let queue = DispatchQueue(label: "test.inbox.window")
         let order = Recorder<Int>()
         let group = DispatchGroup()
@@ -94,8 +94,8 @@ import Testing
     /// held, a whole core's time.
     @Test func aDrainerWaitingOnAHeldLinkDoesNotSpendACore() throws {
         let window = Window()
-        InboxHook.install { window.hook($0) }
-        defer { InboxHook.install(nil) }
+        InboxHook.hook.install { window.hook($0) }
+        defer { InboxHook.hook.install(nil) }
         let queue = DispatchQueue(label: "test.inbox.held-link")
         let group = DispatchGroup()
         let blocker = Gate()
@@ -134,8 +134,8 @@ import Testing
 
     @Test func theFirstProducerHeldBeforeItTakesTheChainStillWakesTheQueue() {
         let window = Window()
-        InboxHook.install { window.hook($0) }
-        defer { InboxHook.install(nil) }
+        InboxHook.hook.install { window.hook($0) }
+        defer { InboxHook.hook.install(nil) }
         let queue = DispatchQueue(label: "test.inbox.first")
         let order = Recorder<Int>()
         let group = DispatchGroup()

@@ -67,8 +67,8 @@ enum LateArrivalScenario {
         defer { release.open() }
         _ = queue  // its token waits for the busy worker, as the one below will
         let steps = Steps()
-        InboxHook.install { steps.hook($0) }
-        defer { InboxHook.install(nil) }
+        InboxHook.hook.install { steps.hook($0) }
+        defer { InboxHook.hook.install(nil) }
         let other = DispatchQueue(label: "test.inbox.late")
         onOwnThread {
             steps.markingThread.store(ThreadControl.threadID, ordering: .releasing)
@@ -132,7 +132,7 @@ enum LateArrivalScenario {
             let release = Gate()
             let order = Recorder<Int>()
             guard let queue = TokenWaitScenario.start(release: release, order: order) else { return }
-            PooledTokenHook.install { asking in
+            PooledTokenHook.hook.install { asking in
                 guard asking.label == "test.inbox.token" else { return true }
                 // Let the first token drain everything, then refuse.
                 release.open()
@@ -142,7 +142,7 @@ enum LateArrivalScenario {
                 return false
             }
             queue.async(qos: .userInitiated) { order.append(2) }
-            PooledTokenHook.install(nil)
+            PooledTokenHook.hook.install(nil)
             let ran = DispatchSemaphore(value: 0)
             queue.async {
                 order.append(3)

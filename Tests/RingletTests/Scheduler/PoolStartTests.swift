@@ -12,7 +12,7 @@ import Testing
 /// cores 1 × 2 workers (1 high band, 1 utility band) + 1 reserve, the reserve thread
 /// held back 300 ms before its first look at the run queues.
 private func startWithASlowReserve() {
-    Scheduler.beforeFirstLook = { worker in
+    Scheduler.beforeFirstLook.install { worker in
         if worker.band == .reserve { sleepMilliseconds(300) }
     }
     startRuntime(RuntimeConfiguration(cores: 1, workersPerCore: 2, reservePerCore: 1))
@@ -34,7 +34,7 @@ private func startWithASlowReserve() {
     @Test func eachThreadIsCreatedOnceTheOneBeforeHasLooked() async {
         await #expect(processExitsWith: .success) {
             let order = Mutex<[Int]>([])
-            Scheduler.beforeFirstLook = { worker in
+            Scheduler.beforeFirstLook.install { worker in
                 if worker.index == 0 { sleepMilliseconds(100) }
                 order.withLock { $0.append(worker.index) }
             }

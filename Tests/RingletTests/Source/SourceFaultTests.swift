@@ -89,7 +89,7 @@ struct SourceFaultTests {
             // Hold the manager while every other pipe becomes readable: the kernel
             // then has 48 completions for a 32-entry queue at the next io_uring_enter.
             let held = DispatchSemaphore(value: 0), release = DispatchSemaphore(value: 0)
-            RuntimeParts.shared.manager.takeUnretainedValue().submit(.testHook {
+            RuntimeParts.shared.manager.takeUnretainedValue().submit(.run { _ in
                 held.signal()
                 _ = release.wait(timeout: .now() + .seconds(10))
             })
@@ -97,7 +97,7 @@ struct SourceFaultTests {
             for (index, pipe) in pipes.enumerated() where index % 2 == 1 { pipe.write(1) }
             release.signal()
             #expect(eventually { counts.allSatisfy { $0.value == 1 } })
-            RuntimeParts.shared.manager.takeUnretainedValue().submit(.testHook {
+            RuntimeParts.shared.manager.takeUnretainedValue().submit(.run { _ in
                 held.signal()
                 _ = release.wait(timeout: .now() + .seconds(10))
             })

@@ -122,7 +122,7 @@ import Testing
             let registered = DispatchGroup()
             let held = DispatchSemaphore(value: 0), release = DispatchSemaphore(value: 0)
             // Hold the manager so that the three registrations are made in one batch.
-            manager.submit(.testHook {
+            manager.submit(.run { _ in
                 held.signal()
                 _ = release.wait(timeout: .now() + .seconds(10))
             })
@@ -154,7 +154,7 @@ import Testing
             startRuntime(RuntimeConfiguration(cores: 2))
             let manager = RuntimeParts.shared.manager.takeUnretainedValue()
             let switched = DispatchSemaphore(value: 0)
-            manager.submit(.testHook {
+            manager.submit(.run { _ in
                 manager.multishotPolls = false  // as on a kernel before 5.13
                 switched.signal()
             })

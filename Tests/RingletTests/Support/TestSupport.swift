@@ -350,7 +350,7 @@ enum StallProbe {
     static func install(_ marker: String) -> () -> Bool {
         let seen = Atomic<Bool>(false)
         let flag = UncheckedBox(seen)
-        DiagnosticsObserver.install { line in
+        DiagnosticsObserver.hook.install { line in
             if line.contains(marker) { flag.value.store(true, ordering: .sequentiallyConsistent) }
         }
         return { flag.value.load(ordering: .sequentiallyConsistent) }
@@ -371,7 +371,7 @@ final class UncheckedBox<Value: ~Copyable>: @unchecked Sendable {
 func onManager<R>(sourceLocation: SourceLocation = #_sourceLocation, _ body: @escaping @Sendable () -> R) -> R? {
     let box = UncheckedBox(Recorder<R>())
     let answered = DispatchSemaphore(value: 0)
-    RuntimeParts.shared.manager.takeUnretainedValue().submit(.testHook {
+    RuntimeParts.shared.manager.takeUnretainedValue().submit(.run { _ in
         box.value.append(body())
         answered.signal()
     })

@@ -202,8 +202,8 @@ import Testing
         })
         #expect(fired.value == 0)
         // Someone sets the clock 60 s forward (an NTP sync on a board without RTC).
-        WallClock.testOffset.store(60_000_000_000, ordering: .relaxed)
-        defer { WallClock.testOffset.store(0, ordering: .relaxed) }
+        WallClock.offsetHook.install { _ in 60_000_000_000 }
+        defer { WallClock.offsetHook.install(nil) }
         RuntimeParts.shared.manager.takeUnretainedValue().submit(.wallClockChanged)
         #expect(eventually(within: 5) { fired.value == 1 })
         timer.cancel()

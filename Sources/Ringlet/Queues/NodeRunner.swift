@@ -1,5 +1,6 @@
-/// The scheduler's run step: runs one node taken from a root run queue or from a
-/// queue's FIFO, whatever it carries — a closure, a work item, a queue's wake-up
+/// The run step of the layers above the scheduler: runs one node taken from a root
+/// run queue (the scheduler calls it through `Scheduler.runNode`) or from a queue's
+/// FIFO, whatever it carries — a closure, a work item, a queue's wake-up
 /// token (which drains a batch of that queue), a contended `sync`, one of a
 /// source's own nodes, or a Swift concurrency job (Concurrency/JobNode.swift). It
 /// returns the node to the pool before the work runs, so a long item does not hold
