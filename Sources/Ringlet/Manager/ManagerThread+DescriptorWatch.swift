@@ -36,7 +36,7 @@ extension ManagerThread {
     /// behind it once the program is idle.
     func descriptorWatchMayStop() {
         guard descriptorWatchArmed, let handle = descriptorWatchTimer else { return }
-        if sourceSlots.count != freeSourceSlots.count { return }
+        if !sourceSlots.isEmpty { return }
         if let engine = ioEngineIfMade, engine.counters.inFlight > 0 { return }
         descriptorWatchArmed = false
         descriptorWatchTimer = nil

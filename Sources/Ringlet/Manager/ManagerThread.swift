@@ -119,11 +119,9 @@ final class ManagerThread: @unchecked Sendable {
     var kernelSide: KernelSourceSide?
     /// `useKernelSources` posted the installation (under `lock`).
     var kernelSidePosted = false
-    /// Sources with a kernel side, by slot (see ManagerThread+Sources.swift).
-    var sourceSlots: [DispatchSource?] = []
-    var freeSourceSlots: [Int] = []
+    /// Sources with a kernel side, by slot (Source/SourceSlots.swift).
+    var sourceSlots = SourceSlots()
     var signals = SignalWatch()
-    var sourceGeneration: UInt32 = 0
     var clockWatchFD: Int32 = -1
     /// Multishot polls work here (cleared on the first EINVAL: kernels before 5.13).
     var multishotPolls = true

@@ -68,9 +68,7 @@ extension ManagerThread {
 
     private func sourcesSection() -> String {
         var listed: [String] = []
-        for source in sourceSlots {
-            if let source { listed.append(source.name) }
-        }
+        for source in sourceSlots.sources { listed.append(source.name) }
         for signo in signals.active {
             for source in signals.sources[Int(signo)] { listed.append(source.name) }
             if signo == configuration.dumpSignal {

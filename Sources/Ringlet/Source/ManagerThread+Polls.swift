@@ -7,17 +7,7 @@ import Synchronization
 
 extension ManagerThread {
     func claimSlot(_ source: DispatchSource) {
-        let slot: Int
-        if let free = freeSourceSlots.popLast() {
-            slot = free
-        } else {
-            slot = sourceSlots.count
-            sourceSlots.append(nil)
-        }
-        sourceSlots[slot] = source
-        sourceGeneration &+= 1
-        source.registration.slot = slot
-        source.registration.generation = sourceGeneration
+        sourceSlots.claim(source)
     }
 
     func sourceUserData(_ tag: Tag, _ source: DispatchSource) -> UInt64 {
@@ -55,9 +45,7 @@ extension ManagerThread {
     private func polledSource(_ userData: UInt64) -> DispatchSource? {
         let slot = Int(userData & 0xFFFF_FFFF)
         let generation = UInt32((userData >> 32) & 0xFF_FFFF)
-        guard slot < sourceSlots.count, let source = sourceSlots[slot],
-              source.registration.generation & 0xFF_FFFF == generation else { return nil }
-        return source
+        return sourceSlots.source(slot: slot, generation: generation)
     }
 
     /// Asks the kernel to end the source's poll (cancellation): its last completion,

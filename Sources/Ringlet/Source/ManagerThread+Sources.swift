@@ -50,7 +50,7 @@ extension ManagerThread {
     /// still watched.
     private func checkSourceDescriptors() -> Bool {
         var watching = false
-        for case let source? in sourceSlots where source.registration.registered && !source.registration.removing {
+        for source in sourceSlots.sources where source.registration.registered && !source.registration.removing {
             if source.isCancelled { continue }
             if source.descriptorStillNamesItsFile() { watching = true }
         }
@@ -196,18 +196,9 @@ extension ManagerThread {
             source.registration.ownedFD = -1
         }
         if source.registration.slot >= 0 {
-            sourceSlots[source.registration.slot] = nil
-            freeSourceSlots.append(source.registration.slot)
+            sourceSlots.release(source)
             descriptorWatchMayStop()
-            source.registration.slot = -1
         }
         source.unregistered()
     }
-
-    // MARK: Polls
-
-    // MARK: Signals
-
-    // MARK: Wall-clock changes
-
 }
