@@ -41,6 +41,7 @@ struct BoardProfileParser {
         profile.lines = lines
         for entry in values { try assign(entry.value, to: entry.key, line: entry.line, in: &profile) }
         try check(&profile)
+        profile.configuration.linkOptionalParts()
         return profile
     }
 

@@ -86,10 +86,11 @@ public enum BoardProfileKey: Int, CaseIterable, Sendable {
         case .dumpSignal: return .text("dumpSignal", { p in
                 RuntimeConfiguration.dumpSignals.first { $0.number == p.configuration.dumpSignal }?.name ?? "off"
             }, { p, text in
-                p.configuration.dumpSignal = RuntimeConfiguration.dumpSignals.first { $0.name.utf8.elementsEqual(text.utf8) }?.number ?? 0
+                p.configuration.storeDumpSignalUnlinked(
+                    RuntimeConfiguration.dumpSignals.first { $0.name.utf8.elementsEqual(text.utf8) }?.number ?? 0)
             })
         case .trace: return .text("trace", { $0.configuration.trace ?? "off" }, {
-                $0.configuration.trace = $1.utf8.elementsEqual("off".utf8) ? nil : $1
+                $0.configuration.storeTraceUnlinked($1.utf8.elementsEqual("off".utf8) ? nil : $1)
             })
         case .traceEvents: return .runtime("traceEvents", 16...(1 << 24), { $0.traceEvents }, { $0.traceEvents = $1 })
         case .mallocArenas: return .runtime("mallocArenas", 0...1024, derived: true, { $0.mallocArenas }, { $0.mallocArenas = $1 })

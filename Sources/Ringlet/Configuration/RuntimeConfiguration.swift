@@ -348,6 +348,22 @@ public enum RuntimeError: Error, CustomStringConvertible {
     }
 }
 
+extension RuntimeConfiguration {
+    /// `trace` and `dumpSignal` as the key table sets them (`BoardProfileKey.spec`):
+    /// stored without linking their optional part. The table is read by the range
+    /// check of every program, so its setters must reference no optional part; the
+    /// parser links what a profile turned on once it has parsed (`linkOptionalParts`).
+    mutating func storeTraceUnlinked(_ path: String?) { traceFile = path.map(TraceFileName.init) }
+    mutating func storeDumpSignalUnlinked(_ number: Int32) { dumpSignalNumber = number }
+
+    /// Links the optional parts this configuration turns on (`OptionalParts`), as
+    /// setting `trace` or `dumpSignal` does.
+    func linkOptionalParts() {
+        if traceFile != nil { OptionalParts.linkTrace() }
+        if dumpSignalNumber != 0 { OptionalParts.linkDumpSignal() }
+    }
+}
+
 /// A trace file's path compared as bytes (`RuntimeConfiguration.trace`).
 struct TraceFileName: Equatable, Sendable {
     let path: String
