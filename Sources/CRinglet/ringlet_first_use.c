@@ -2,7 +2,7 @@
 // environment choose needs (board selection, RINGLET_TRACE), so that a program that
 // starts the runtime itself can leave it out.
 //
-// Board selection (the built-in profiles, the profile parser, detection: about 70 KB
+// Board selection (the built-in profiles, the profile parser, detection: a good part
 // of an aarch64 program) is needed only when the runtime starts on first use, with
 // the board RINGLET_BOARD names or detection finds. Whether a program ever does so
 // depends on the order of its calls, which the linker cannot see, so the one call

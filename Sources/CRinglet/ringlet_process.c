@@ -63,10 +63,10 @@ void rl_join(char *out, unsigned long capacity, const char *a, const char *b, co
 
 // The pool is touched a node at a time, from its start: with transparent huge pages
 // ("always", as on Debian's kernels) the first touch past a 2 MiB boundary could make a
-// whole huge page resident (the emulated Orange Pi 5's demo, whose pool is 49 MB: 2,912
-// kB idle in one run, about 1 MB in the others). So the whole pages of a reservation of
-// 2 MiB or more are marked MADV_NOHUGEPAGE; a kernel without THP refuses, which changes
-// nothing.
+// whole huge page resident, so that an idle program's resident memory (the emulated
+// Orange Pi 5's demo) changed from run to run by whole huge pages. So the whole pages
+// of a reservation of 2 MiB or more are marked MADV_NOHUGEPAGE; a kernel without THP
+// refuses, which changes nothing.
 void *rl_reserve_memory(unsigned long long bytes) {
     void *memory = malloc((size_t)bytes);
 #ifdef MADV_NOHUGEPAGE

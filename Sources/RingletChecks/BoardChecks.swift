@@ -100,10 +100,10 @@ private func checkBandPlacement() -> String? {
         // Per item: the CPUs it ran on and its thread's affinity, stored without a lock
         // (an item that waited would let a reserve thread cover its worker; that one
         // takes the band's cores too, but the check should not depend on it). A reserve
-        // thread may still run some items even so: on the emulated Orange Pi 5 one ran
-        // a user-interactive item, with every CPU in its affinity, before reserve
-        // threads took their work's cores (most likely the stall watch had covered a
-        // worker that looked blocked in the kernel, Scheduler+KernelCover.swift).
+        // thread may still run some items even so, with every CPU in its affinity,
+        // before reserve threads take their work's cores (most likely when the stall
+        // watch covers a worker that looks blocked in the kernel,
+        // Scheduler+KernelCover.swift).
         let items = 24
         let ran = (0..<items).map { _ in SharedCounter() }, pinned = (0..<items).map { _ in SharedCounter() }
         let group = DispatchGroup()

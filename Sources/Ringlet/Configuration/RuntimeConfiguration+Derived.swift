@@ -20,15 +20,13 @@
 /// a source costs memory only while it is active, so a large bound costs nothing
 /// until it is used.
 extension RuntimeConfiguration {
-    /// What one active dispatch source costs, measured on x86-64 (arm64 has the same
-    /// pointer size): the `DispatchSource` object with its registration (360 bytes as
-    /// malloc rounds it), its serial queue (200), their lock words and the queue's
-    /// token node (about 150 with malloc's headers), and the manager's timer or poll
-    /// entry. Resident memory grew by 1055 bytes per active timer source over 40,000
-    /// of them, of which 96 are the two work nodes a source holds (counted by
-    /// `workNodes`) — about 950 for the source record; user-data sources cost about
-    /// 100 less. `SourceCapacityTests` checks the figure. Handlers the program
-    /// captures come on top.
+    /// What one active dispatch source costs (the same on x86-64 and arm64, which have
+    /// the same pointer size): the `DispatchSource` object with its registration, its
+    /// serial queue, their lock words and the queue's token node (as malloc rounds them,
+    /// with its headers), and the manager's timer or poll entry. The two work nodes a
+    /// source holds are not in it (`workNodes` counts them); user-data sources cost a
+    /// little less. `SourceCapacityTests` checks the figure against the growth of
+    /// resident memory. Handlers the program captures come on top.
     public static let bytesPerSource = 1024
 
     /// The share of the memory budget the derived pool sizes may each take (1/32).

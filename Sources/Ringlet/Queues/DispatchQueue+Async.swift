@@ -15,7 +15,7 @@ extension DispatchQueue {
     /// caller holding one (`queue.async(group: group) { … }`) reaches first. With
     /// only `DispatchGroup?`, the caller turned its group into an optional for each
     /// call, a copy: a retain before and a release after, two locked writes to the
-    /// group's header per item, which doubled the cost of `async(group:)` in a loop
+    /// group's header per item, a large part of the cost of `async(group:)` in a loop
     /// (Measuring, "The group row: the caller's copy").
     public func async(group: DispatchGroup, qos: DispatchQoS = .unspecified,
                       flags: DispatchWorkItemFlags = [], execute work: consuming @escaping @Sendable () -> Void) {

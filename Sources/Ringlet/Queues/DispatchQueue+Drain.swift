@@ -60,10 +60,10 @@ extension DispatchQueue {
 
     /// How many queues deep a thread drains nested before a serial drain that reaches
     /// a child's token stops there instead of draining the child inside its own frame:
-    /// each level costs a few stack frames, and a worker's stack (512 KiB) held about
-    /// a thousand. Deeper down, the drains follow one another in one frame, the slots
-    /// they hold kept on the heap (NodeRunner.drainChain), so a chain of any depth
-    /// takes constant stack. No chain this short pays anything for it.
+    /// each level costs a few stack frames, and a worker's stack (512 KiB) holds far
+    /// fewer levels than a chain may have. Deeper down, the drains follow one another
+    /// in one frame, the slots they hold kept on the heap (NodeRunner.drainChain), so a
+    /// chain of any depth takes constant stack. No chain this short pays anything for it.
     static let deepChainDepth = 32
 
     /// A serial drainer takes in the inbox, `drainTakeLimit` nodes at a time; a node
@@ -79,8 +79,8 @@ extension DispatchQueue {
 
     /// How many nodes a draining take moves from the inbox at most: the take reads each
     /// node and the run reads it again, and 256 nodes (12 KiB) are still in the cache
-    /// for the second read. A producer far ahead left chains of half a million nodes
-    /// (`serial async` in `make bench`), each read twice from memory.
+    /// for the second read. A producer far ahead can leave chains far longer than that
+    /// (`serial async` in `make bench`), each node then read twice from memory.
     static let drainTakeLimit = 256
 
     /// Whether a top-level drainer at run-queue `index` should stop after the item it
@@ -285,8 +285,7 @@ extension DispatchQueue {
     /// Only while spinning pays: after two spins in a row that saw no push, this worker
     /// spins again only for a queue whose producer pushed during the drain. Otherwise a
     /// worker going through many queues with a few items each (all pushed before) would
-    /// spin at every one of them: `ringlet bench --scale`, 100,000 queues with an item
-    /// each, spent 5 µs per item so.
+    /// spin at every one of them, one fruitless spin per item (`ringlet bench --scale`).
     private func waitBrieflyForPushLocked(context: ThreadContext, producerSeen: Bool) -> Bool {
         let spin = RuntimeParts.shared.spinMicroseconds
         if spin == 0 || state.isSuspended || (context.fruitlessSpins >= 2 && !producerSeen) { return false }

@@ -47,8 +47,8 @@ public final class DispatchQueue: DispatchObject, @unchecked Sendable {
     // The order of the stored properties is the object's layout: what a drainer reads
     // between items comes first, and the inbox, which every producer's exchange writes,
     // comes last, so that those writes do not take away the line the drainer reads
-    // (the drainer's look at `stopRequested` missed the cache after every push from
-    // another core: 20% of the drain's samples with four producers).
+    // (else the drainer's look at `stopRequested` misses the cache after every push
+    // from another core).
 
     /// Mirrors `state.isSuspended` for drainers running a batch without the lock.
     let stopRequested = Atomic<Bool>(false)

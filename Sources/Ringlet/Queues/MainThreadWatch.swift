@@ -3,14 +3,14 @@
 ///
 /// The main queue's items come from other threads' work: a task's hop to the main
 /// actor, a worker's `DispatchQueue.main.async`. Back to back, the next one arrives a
-/// worker's wake-up after the last one ran (20–40 µs on the 2-vCPU VM). The main queue's
-/// drain does not spin for a push as a worker's does (that spin is `spinMicroseconds`
-/// long), so parking the main thread added a futex wake-up of the main thread to every
-/// hop. So the main thread watches up to `limitNanoseconds` (ten `spinMicroseconds`:
-/// the key's unit, and 0 turns this off too) while the last gap was shorter than that, and
-/// not at all once a gap was longer: a watch that finds nothing is followed by a park
-/// whose gap turns watching off, so it costs at most one fruitless watch per gap that
-/// was short, and a main queue fed at a UI's pace (milliseconds) never watches.
+/// worker's wake-up after the last one ran. The main queue's drain does not spin for a
+/// push as a worker's does (that spin is `spinMicroseconds` long), so parking the main
+/// thread added a futex wake-up of the main thread to every hop. So the main thread
+/// watches up to `limitNanoseconds` (ten `spinMicroseconds`: the key's unit, and 0
+/// turns this off too) while the last gap was shorter than that, and not at all once a
+/// gap was longer: a watch that finds nothing is followed by a park whose gap turns
+/// watching off, so it costs at most one fruitless watch per gap that was short, and a
+/// main queue fed at a UI's pace (milliseconds) never watches.
 ///
 /// A gap is measured from the moment the main thread found no token to the moment the
 /// next token was posted, so the main thread's own wake-up is not counted in it.

@@ -3,11 +3,11 @@
 //
 // The runtime writes many messages, each a string interpolation or a chain of `+=`.
 // The standard library's versions of these operations are inlinable, and inlined they
-// make each literal piece and each interpolated value about 30 instructions at the
+// make each literal piece and each interpolated value a few dozen instructions at the
 // place that writes the message (a small-string fast path, then the append); through
-// the functions below each piece is a call of four or five. That is about 50 KB of an
-// aarch64 program (the BoardProfiles article, "Size"). Messages are not on any hot
-// path, so the calls cost nothing that matters.
+// the functions below each piece is one short call. Over all the messages, the
+// difference is a good part of an aarch64 program (the BoardProfiles article, "What a program carries").
+// Messages are not on any hot path, so the calls cost nothing that matters.
 //
 // These declarations shadow the standard library's for code in this module only (a
 // declaration in the module being compiled is preferred over an imported one with the

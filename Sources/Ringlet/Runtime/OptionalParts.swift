@@ -5,7 +5,7 @@
 /// stored here by the code that turns it on — setting `RuntimeConfiguration.trace` or
 /// `dumpSignal` (a profile's parser does the same), or reading RINGLET_TRACE
 /// (`EnvironmentTrace`) — so a program that does none of that references none of
-/// their code, and the linker drops it (about 57 KB of an aarch64 program).
+/// their code, and the linker drops it (the article gives its size).
 ///
 /// The functions are stored once, before the runtime starts or while it does, and
 /// never change afterwards; storing the same one again is harmless.

@@ -10,7 +10,7 @@ import Synchronization
 /// `shared` is one load: the parts sit in a block that is never freed, published
 /// through an atomic word the compiler initializes statically. A `static let` of
 /// the parts themselves would be a lazy global, a call to `swift_once` on every
-/// access: 3–5% of an empty item's time in `serial async` (perf, cpu-clock samples).
+/// access, which shows in a profile of an empty item's time in `serial async`.
 struct RuntimeParts {
     /// The address of the published parts; 0 until the runtime is first used.
     private static let published = Atomic<UInt>(0)

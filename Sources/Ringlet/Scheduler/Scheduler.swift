@@ -96,9 +96,9 @@ final class Scheduler: @unchecked Sendable {
     /// library, which hands a thread past the `mallocArenas` cap the next arena in turn
     /// (glibc's malloc/arena.c, `reused_arena`), spreads the high band — the first
     /// threads of the plan — over different arenas. Started all at once, the threads
-    /// took arenas in whatever order the kernel ran them, and in about half the runs two
-    /// high-band workers shared one: 1,000 tasks' 20 `Task.sleep`s then cost 375–500
-    /// context switches instead of 94–244, most of them waits for the arena's lock.
+    /// took arenas in whatever order the kernel ran them, and two high-band workers
+    /// could share one: a burst of `Task.sleep`s then cost far more context switches,
+    /// most of them waits for the arena's lock.
     func start() throws(RuntimeError) {
         let plan = configuration.workerPlan
         var index = 0
@@ -201,8 +201,8 @@ final class Scheduler: @unchecked Sendable {
         if worker.coveredInKernel { uncoverLocked(worker) }
         if let node = takeLocked(for: worker) { return node }
         // No search spin here: on a board with 1-4 cores a spinning idle worker
-        // takes the CPU from the thread that would produce its work (measured: it
-        // made serial async slower). Serial queues' drainers wait briefly instead.
+        // takes the CPU from the thread that would produce its work (it made serial
+        // async slower). Serial queues' drainers wait briefly instead.
         // Park, after giving back cached nodes so a producer waiting for the pool
         // can have them.
         if let context = worker.context, context.nodeCacheCount > 0 {

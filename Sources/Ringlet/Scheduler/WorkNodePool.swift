@@ -24,11 +24,10 @@ import Synchronization
 /// (sched_yield(2), once per `batchSize` items). On a board with fewer cores than
 /// producing threads, the producers otherwise keep the drainers off the processors,
 /// the backlog grows past the caches, and every node the drainer reaches is a cache
-/// miss: four producers onto one serial queue on two cores left 610,000-690,000 nodes
-/// (about 30 MiB) pending and took 16-98 ns per item; with the yield, 17,500-62,000
-/// nodes and 18-40 ns (Measuring, "A backlog slows its producers"). With a core free
-/// for every runnable thread the yield returns at once. The manager thread never
-/// yields: the backlog may be waiting for its timers and completions.
+/// miss; with the yield the backlog stays small and an item's cost steady (Measuring,
+/// "A backlog slows its producers"). With a core free for every runnable thread the
+/// yield returns at once. The manager thread never yields: the backlog may be waiting
+/// for its timers and completions.
 // @unchecked Sendable: shared state under `lock`; each thread's cache is its own (ThreadContext).
 final class WorkNodePool: @unchecked Sendable {
     let capacity: Int

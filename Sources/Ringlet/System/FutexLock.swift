@@ -31,8 +31,8 @@ struct FutexLock: @unchecked Sendable {
     /// How many looks a contended lock takes before its thread sleeps, with a spin hint
     /// between them, and again after each wake-up (`ParkingLock` too). Critical sections
     /// in the runtime are a few dozen instructions: a holder on another core is usually
-    /// done within them. A woken thread used to go straight back to sleep when its one
-    /// look found the lock taken again, so two threads taking one lock by turns could
+    /// done within them. A woken thread that went straight back to sleep when its one
+    /// look found the lock taken again would let two threads taking one lock by turns
     /// fall into sleeping on it by turns.
     static let spins = 64
 

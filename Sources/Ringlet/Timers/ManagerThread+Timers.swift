@@ -97,9 +97,8 @@ extension ManagerThread {
 
     /// How long before its deadline a `.strict` timer's fire goes to a worker, which
     /// sleeps out the rest (`DispatchSource.waitForStagedDeadline`): longer than the
-    /// manager's wake-up and the hand-off to a worker take on a board (tens of
-    /// microseconds on a Pi, a few hundred in a loaded VM), short enough that the
-    /// worker it keeps waiting is little held.
+    /// manager's wake-up and the hand-off to a worker usually take on a board, short
+    /// enough that the worker it keeps waiting is little held.
     static let strictTimerAdvance: UInt64 = 300_000
 
     /// Applies a timer source's current schedule (replacing the armed one).

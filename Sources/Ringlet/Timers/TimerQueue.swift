@@ -128,11 +128,9 @@ struct TimerQueue {
     /// window, so never early. The margin is what a wake-up cannot serve: timers whose
     /// deadlines fall in it wait for the next one, so it is kept small. 2 ms covers a
     /// wake-up and a hand-off on a Pi Zero, but not a few milliseconds of preemption
-    /// (a loaded board, a virtual machine's host): with at most 2 ms, 200 timers every
-    /// 50 ms with 25 ms leeway saw 127–262 of 12,000 fires end beyond the window on
-    /// the project's VM, none at most 5 ms (3.1 there: an eighth of the leeway), for
-    /// 2.2 wake-ups per period instead of 2.1 (`make bench`: 268 context switches
-    /// against 240, the floor 240).
+    /// (a loaded board, a virtual machine's host): with at most 2 ms, timers with a
+    /// wide leeway saw fires end beyond their window, with at most 5 ms none did, for
+    /// slightly more wake-ups per period (`make bench`).
     mutating func nextAim(maximumMargin: UInt64 = Self.maximumMargin) -> UInt64? {
         dropStale(&byEnd)
         guard let top = byEnd.top else { return nil }
