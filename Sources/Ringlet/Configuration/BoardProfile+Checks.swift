@@ -31,35 +31,47 @@ extension BoardProfileParser {
         return String(decoding: name, as: UTF8.self)
     }
 
-    /// Puts one value of the file into the profile, where the key's row says it lives;
-    /// `derived` keeps the machine's value. A board key's range is checked here, a
-    /// runtime key's by `RuntimeConfiguration.validate()` in `check`.
+    /// Puts one value of the file into the profile, in the property the key's row
+    /// names; `derived` keeps the machine's value. A board key's range is checked here,
+    /// a runtime key's by `RuntimeConfiguration.validate()` in `check`.
     func assign(_ value: Value, to key: BoardProfileKey, line: Int, in p: inout BoardProfile) throws(BoardProfileError) {
         let spec = key.spec
-        switch (value, spec.access) {
+        switch (value, spec.place) {
         case (.derived, _):
             p.derivedKeys[key.rawValue] = true
-        case (.boolean(let flag), .flag(_, let set)):
-            set(&p.configuration, flag)
-        case (.list(let list), .capacities):
-            for capacity in list where capacity < 1 || capacity > 1024 {
-                throw error(.outOfRange, line, key.name, "each capacity must be 1...1024, the kernel's scale where "
-                    + "the biggest core is 1024 (got \(capacity))")
-            }
-            p.coreCapacities = list
-        case (.text(let text), .text(_, let set)):
-            try checkText(text, key: key, line: line)
-            set(&p, text)
-        case (.integer(let n), .runtimeInteger(_, let set)):
-            set(&p.configuration, n)  // `cores` was checked in defaults(cores:)
-        case (.integer(let n), .boardInteger(_, let set)):
+        case (.boolean(let flag), .runtime):
+            p.configuration.withFlag(key) { $0 = flag }
+        case (.integer(let n), .runtime):
+            p.configuration.withInteger(key) { $0 = n }  // `cores` was checked in defaults(cores:)
+        case (.integer(let n), .board):
             if let range = spec.range, !range.contains(n) {
                 throw error(.outOfRange, line, key.name, "must be \(range.lowerBound)...\(range.upperBound) (got \(n))")
             }
             if key == .pageBytes && n != 4096 && n != 16384 && n != 65536 {
                 throw error(.outOfRange, line, key.name, "must be 4096, 16384 or 65536 (got \(n))")
             }
-            set(&p, n)
+            if key == .memoryBudgetBytes && (n < 1 << 20 || n > 1 << 42) {
+                throw error(.outOfRange, line, key.name, "must be 1048576...4398046511104 (got \(n))")
+            }
+            p.withInteger(key) { $0 = n }
+        case (.text(let text), .board):
+            try checkText(text, key: key, line: line)
+            p.withText(key) { $0 = text }
+        case (.list(let list), .special):
+            for capacity in list where capacity < 1 || capacity > 1024 {
+                throw error(.outOfRange, line, key.name, "each capacity must be 1...1024, the kernel's scale where "
+                    + "the biggest core is 1024 (got \(capacity))")
+            }
+            p.coreCapacities = list
+        case (.text(let text), .special):
+            try checkText(text, key: key, line: line)
+            switch key {
+            case .backend: p.configuration.backend = RuntimeConfiguration.BackendChoice.named(text.utf8) ?? .auto
+            case .dumpSignal:
+                p.configuration.storeDumpSignalUnlinked(
+                    RuntimeConfiguration.dumpSignals.first { $0.name.utf8.elementsEqual(text.utf8) }?.number ?? 0)
+            default: p.configuration.storeTraceUnlinked(text.utf8.elementsEqual("off".utf8) ? nil : text)
+            }
         default:
             ringletBug("profile key '\(key.name)' parsed as a value of another kind")
         }

@@ -65,12 +65,16 @@ public struct BoardProfile: Sendable {
 
     /// `key`'s value as a profile would spell it.
     public func value(of key: BoardProfileKey) -> String {
-        switch key.spec.access {
-        case .runtimeInteger(let get, _): return "\(get(configuration))"
-        case .boardInteger(let get, _): return "\(get(self))"
-        case .flag(let get, _): return get(configuration) ? "true" : "false"
-        case .text(let get, _): return get(self)
-        case .capacities:
+        var copy = self
+        if let n = copy.configuration.withInteger(key, { $0 }) ?? copy.withInteger(key, { $0 }) { return "\(n)" }
+        if let flag = copy.configuration.withFlag(key, { $0 }) { return flag ? "true" : "false" }
+        if let text = copy.withText(key, { $0 }) { return text }
+        switch key {
+        case .backend: return configuration.backend.description
+        case .dumpSignal:
+            return RuntimeConfiguration.dumpSignals.first { $0.number == configuration.dumpSignal }?.name ?? "off"
+        case .trace: return configuration.trace ?? "off"
+        default:
             var text = ""
             for (index, capacity) in coreCapacities.enumerated() { text += (index == 0 ? "" : ",") + "\(capacity)" }
             return text

@@ -1,50 +1,75 @@
 /// A key's row of the table (`BoardProfileKey.spec`) and the shapes a row takes.
+///
+/// A row is plain data, so the range check every program runs reads the table without
+/// linking any code of the parser's. Its value is one stored integer, flag or text of
+/// `RuntimeConfiguration` or `BoardProfile`, reached through the switch of its shape
+/// (`withInteger`, `withFlag`, `withText`, beside the table); the few keys whose value is
+/// not (`coreCapacities`, `backend`, `dumpSignal`, `trace`) are `special`, written by the
+/// parser and spelled by `BoardProfile.value(of:)` themselves.
 extension BoardProfileKey {
+    /// Small trivial fields only, so that the rows fold into constant tables (every
+    /// program carries them: the range check reads them).
     struct Spec {
-        /// The key as written in a profile; a runtime key's is its property's name.
-        let name: String
-        let kind: Kind
-        /// The values the key takes alone (integer keys), or nil when a rule of its own
-        /// decides (see `spec`).
-        let range: ClosedRange<Int>?
+        /// The key as written in a profile (a runtime key's is its property's name):
+        /// the literal's bytes and their count.
+        let spelling: UnsafePointer<UInt8>
+        let length: UInt8
+        /// The values the key takes alone (integer keys), `low...high`; none when
+        /// `low > high` (a rule of its own decides, see `spec`). 32 bits keep the table
+        /// small; a key whose range does not fit has a rule of its own.
+        let low: Int32, high: Int32
+        /// The kind, the place and `derived`, in one byte.
+        private let traits: UInt8
+
+        @inline(__always)
+        init(_ spelling: StaticString, _ kind: Kind, _ range: ClosedRange<Int>?, derived: Bool, place: Place) {
+            self.spelling = spelling.utf8Start
+            length = UInt8(truncatingIfNeeded: spelling.utf8CodeUnitCount)
+            (low, high) = range.map { (Int32($0.lowerBound), Int32($0.upperBound)) } ?? (1, 0)
+            traits = kind.rawValue | place.rawValue << 2 | (derived ? 16 : 0)
+        }
+
+        var kind: Kind { Kind(rawValue: traits & 3).unsafelyUnwrapped }
+        var place: Place { Place(rawValue: traits >> 2 & 3).unsafelyUnwrapped }
         /// The key accepts `derived`.
-        let derived: Bool
-        let access: Access
+        var derived: Bool { traits & 16 != 0 }
+        var range: ClosedRange<Int>? { low <= high ? Int(low)...Int(high) : nil }
+        var name: String { String(decoding: UnsafeBufferPointer(start: spelling, count: Int(length)), as: UTF8.self) }
 
-        /// Where the value lives, and how it is read back as a profile spells it.
-        enum Access {
-            case runtimeInteger(get: (RuntimeConfiguration) -> Int, set: (inout RuntimeConfiguration, Int) -> Void)
-            case boardInteger(get: (BoardProfile) -> Int, set: (inout BoardProfile, Int) -> Void)
-            case flag(get: (RuntimeConfiguration) -> Bool, set: (inout RuntimeConfiguration, Bool) -> Void)
-            case text(get: (BoardProfile) -> String, set: (inout BoardProfile, String) -> Void)
-            /// `coreCapacities`, the one list.
-            case capacities
+        /// Where the value lives: a stored property of `RuntimeConfiguration` or of
+        /// `BoardProfile` of the key's kind (`Int`, `Bool`, `String`), or neither.
+        enum Place: UInt8 {
+            case runtime
+            case board
+            case special
         }
 
-        /// An integer property of `RuntimeConfiguration`.
-        static func runtime(_ name: String, _ range: ClosedRange<Int>?, derived: Bool = false,
-                            _ get: @escaping (RuntimeConfiguration) -> Int,
-                            _ set: @escaping (inout RuntimeConfiguration, Int) -> Void) -> Spec {
-            Spec(name: name, kind: .integer, range: range, derived: derived, access: .runtimeInteger(get: get, set: set))
+        @inline(__always)
+        static func runtime(_ name: StaticString, _ range: ClosedRange<Int>?, derived: Bool = false) -> Spec {
+            Spec(name, .integer, range, derived: derived, place: .runtime)
         }
 
-        /// An integer fact of the board.
-        static func board(_ name: String, _ range: ClosedRange<Int>?, derived: Bool = false,
-                          _ get: @escaping (BoardProfile) -> Int,
-                          _ set: @escaping (inout BoardProfile, Int) -> Void) -> Spec {
-            Spec(name: name, kind: .integer, range: range, derived: derived, access: .boardInteger(get: get, set: set))
+        @inline(__always)
+        static func flag(_ name: StaticString) -> Spec {
+            Spec(name, .boolean, nil, derived: false, place: .runtime)
         }
 
-        /// A boolean property of `RuntimeConfiguration`.
-        static func flag(_ name: String, _ get: @escaping (RuntimeConfiguration) -> Bool,
-                         _ set: @escaping (inout RuntimeConfiguration, Bool) -> Void) -> Spec {
-            Spec(name: name, kind: .boolean, range: nil, derived: false, access: .flag(get: get, set: set))
+        @inline(__always)
+        static func board(_ name: StaticString, _ range: ClosedRange<Int>?, derived: Bool = false) -> Spec {
+            Spec(name, .integer, range, derived: derived, place: .board)
         }
 
         /// A text value, its shape checked by `BoardProfileParser.checkText`.
-        static func text(_ name: String, derived: Bool = false, _ get: @escaping (BoardProfile) -> String,
-                         _ set: @escaping (inout BoardProfile, String) -> Void) -> Spec {
-            Spec(name: name, kind: .text, range: nil, derived: derived, access: .text(get: get, set: set))
+        @inline(__always)
+        static func text(_ name: StaticString, derived: Bool = false) -> Spec {
+            Spec(name, .text, nil, derived: derived, place: .board)
+        }
+
+        /// A value the parser writes and `BoardProfile.value(of:)` spells itself.
+        @inline(__always)
+        static func special(_ name: StaticString, _ kind: Kind, _ range: ClosedRange<Int>? = nil,
+                            derived: Bool = false) -> Spec {
+            Spec(name, kind, range, derived: derived, place: .special)
         }
     }
 

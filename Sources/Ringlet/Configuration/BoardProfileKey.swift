@@ -18,7 +18,7 @@ public enum BoardProfileKey: Int, CaseIterable, Sendable {
     case swiftConcurrency, dumpSignal, trace, traceEvents, mallocArenas
 
     /// What a key's value is written as.
-    public enum Kind: Sendable, Equatable {
+    public enum Kind: UInt8, Sendable, Equatable {
         /// A decimal integer, optionally negative, `_` allowed between digits.
         case integer
         /// `true` or `false`.
@@ -30,7 +30,7 @@ public enum BoardProfileKey: Int, CaseIterable, Sendable {
     }
 
     /// The key's row of the table: its name, how its value is written, its range,
-    /// whether it takes `derived`, and where its value lives. Parsing, the range checks
+    /// whether it takes `derived`, and the stored property its value lives in. Parsing, the range checks
     /// (`RuntimeConfiguration.validate()`), `BoardProfile.value(of:)`, `ringlet board`
     /// and the check of Boards/README.md's key tables (`BoardProfileKeyTableTests`) all
     /// read it, so a key is added here, beside its `RuntimeConfiguration` property.
@@ -43,57 +43,48 @@ public enum BoardProfileKey: Int, CaseIterable, Sendable {
     /// and `qemuKernel` from `crossTarget`'s architecture.
     var spec: Spec {
         switch self {
-        case .board: return .text("board", { $0.board }, { $0.board = $1 })
-        case .model: return .text("model", { $0.model }, { $0.model = $1 })
-        case .coreCapacities: return Spec(name: "coreCapacities", kind: .integerList, range: 1...1024, derived: true, access: .capacities)
-        case .memoryMegabytes: return .board("memoryMegabytes", 16...(1 << 22), derived: true, { $0.memoryMegabytes }, { $0.memoryMegabytes = $1 })
-        case .memoryBudgetBytes: return .board("memoryBudgetBytes", (1 << 20)...(1 << 42), derived: true, { $0.memoryBudgetBytes }, { $0.memoryBudgetBytes = $1 })
-        case .pageBytes: return .board("pageBytes", nil, derived: true, { $0.pageBytes }, { $0.pageBytes = $1 })
-        case .minimumKernel: return .text("minimumKernel", { $0.minimumKernel }, { $0.minimumKernel = $1 })
-        case .crossTarget: return .text("crossTarget", derived: true, { $0.crossTarget }, { $0.crossTarget = $1 })
-        case .qemuMachine: return .text("qemuMachine", derived: true, { $0.qemuMachine }, { $0.qemuMachine = $1 })
-        case .qemuCPU: return .text("qemuCPU", { $0.qemuCPU }, { $0.qemuCPU = $1 })
-        case .qemuMemory: return .text("qemuMemory", derived: true, { $0.qemuMemory }, { $0.qemuMemory = $1 })
-        case .qemuKernel: return .text("qemuKernel", derived: true, { $0.qemuKernel }, { $0.qemuKernel = $1 })
-        case .cores: return .runtime("cores", 1...256, derived: true, { $0.cores }, { $0.cores = $1 })
-        case .workersPerCore: return .runtime("workersPerCore", 1...16, { $0.workersPerCore }, { $0.workersPerCore = $1 })
-        case .reservePerCore: return .runtime("reservePerCore", 0...16, { $0.reservePerCore }, { $0.reservePerCore = $1 })
-        case .lowQoSWorkers: return .runtime("lowQoSWorkers", nil, derived: true, { $0.lowQoSWorkers }, { $0.lowQoSWorkers = $1 })
-        case .workNodes: return .runtime("workNodes", 64...(1 << 26), derived: true, { $0.workNodes }, { $0.workNodes = $1 })
-        case .workerStackBytes: return .runtime("workerStackBytes", nil, { $0.workerStackBytes }, { $0.workerStackBytes = $1 })
-        case .utilityNice: return .runtime("utilityNice", 0...19, { $0.utilityNice }, { $0.utilityNice = $1 })
-        case .backgroundSchedIdle: return .flag("backgroundSchedIdle", { $0.backgroundSchedIdle }, { $0.backgroundSchedIdle = $1 })
-        case .deadlockGraceMilliseconds: return .runtime("deadlockGraceMilliseconds", 10...600_000, { $0.deadlockGraceMilliseconds }, { $0.deadlockGraceMilliseconds = $1 })
-        case .mainQueueGraceMilliseconds: return .runtime("mainQueueGraceMilliseconds", 0...600_000, { $0.mainQueueGraceMilliseconds }, { $0.mainQueueGraceMilliseconds = $1 })
-        case .descriptorCheckMilliseconds: return .runtime("descriptorCheckMilliseconds", 0...600_000, { $0.descriptorCheckMilliseconds }, { $0.descriptorCheckMilliseconds = $1 })
-        case .coverCheckMilliseconds: return .runtime("coverCheckMilliseconds", 0...1000, { $0.coverCheckMilliseconds }, { $0.coverCheckMilliseconds = $1 })
-        case .drainBatch: return .runtime("drainBatch", 1...(1 << 20), { $0.drainBatch }, { $0.drainBatch = $1 })
-        case .spinMicroseconds: return .runtime("spinMicroseconds", 0...1000, { $0.spinMicroseconds }, { $0.spinMicroseconds = $1 })
-        case .ringEntries: return .runtime("ringEntries", 8...4096, { $0.ringEntries }, { $0.ringEntries = $1 })
-        case .backgroundLeewayPercent: return .runtime("backgroundLeewayPercent", 0...100, { $0.backgroundLeewayPercent }, { $0.backgroundLeewayPercent = $1 })
-        case .backgroundLeewayMaxMilliseconds: return .runtime("backgroundLeewayMaxMilliseconds", 0...60_000, { $0.backgroundLeewayMaxMilliseconds }, { $0.backgroundLeewayMaxMilliseconds = $1 })
-        case .utilityLeewayPercent: return .runtime("utilityLeewayPercent", 0...100, { $0.utilityLeewayPercent }, { $0.utilityLeewayPercent = $1 })
-        case .utilityLeewayMaxMilliseconds: return .runtime("utilityLeewayMaxMilliseconds", 0...60_000, { $0.utilityLeewayMaxMilliseconds }, { $0.utilityLeewayMaxMilliseconds = $1 })
-        case .ioQueueDepth: return .runtime("ioQueueDepth", 1...4096, { $0.ioQueueDepth }, { $0.ioQueueDepth = $1 })
-        case .ioChunkBytes: return .runtime("ioChunkBytes", 4096...(16 << 20), { $0.ioChunkBytes }, { $0.ioChunkBytes = $1 })
-        case .ioRequests: return .runtime("ioRequests", 8...65536, { $0.ioRequests }, { $0.ioRequests = $1 })
-        case .ioBufferBytes: return .runtime("ioBufferBytes", 65536...(1 << 30), { $0.ioBufferBytes }, { $0.ioBufferBytes = $1 })
-        case .sources: return .runtime("sources", 1...(1 << 20), derived: true, { $0.sources }, { $0.sources = $1 })
-        case .backend: return .text("backend", { $0.configuration.backend.description }, {
-                $0.configuration.backend = RuntimeConfiguration.BackendChoice.named($1.utf8) ?? .auto
-            })
-        case .swiftConcurrency: return .flag("swiftConcurrency", { $0.swiftConcurrency }, { $0.swiftConcurrency = $1 })
-        case .dumpSignal: return .text("dumpSignal", { p in
-                RuntimeConfiguration.dumpSignals.first { $0.number == p.configuration.dumpSignal }?.name ?? "off"
-            }, { p, text in
-                p.configuration.storeDumpSignalUnlinked(
-                    RuntimeConfiguration.dumpSignals.first { $0.name.utf8.elementsEqual(text.utf8) }?.number ?? 0)
-            })
-        case .trace: return .text("trace", { $0.configuration.trace ?? "off" }, {
-                $0.configuration.storeTraceUnlinked($1.utf8.elementsEqual("off".utf8) ? nil : $1)
-            })
-        case .traceEvents: return .runtime("traceEvents", 16...(1 << 24), { $0.traceEvents }, { $0.traceEvents = $1 })
-        case .mallocArenas: return .runtime("mallocArenas", 0...1024, derived: true, { $0.mallocArenas }, { $0.mallocArenas = $1 })
+        case .board: return .text("board")
+        case .model: return .text("model")
+        case .coreCapacities: return .special("coreCapacities", .integerList, 1...1024, derived: true)
+        case .memoryMegabytes: return .board("memoryMegabytes", 16...(1 << 22), derived: true)
+        case .memoryBudgetBytes: return .board("memoryBudgetBytes", nil, derived: true)
+        case .pageBytes: return .board("pageBytes", nil, derived: true)
+        case .minimumKernel: return .text("minimumKernel")
+        case .crossTarget: return .text("crossTarget", derived: true)
+        case .qemuMachine: return .text("qemuMachine", derived: true)
+        case .qemuCPU: return .text("qemuCPU")
+        case .qemuMemory: return .text("qemuMemory", derived: true)
+        case .qemuKernel: return .text("qemuKernel", derived: true)
+        case .cores: return .runtime("cores", 1...256, derived: true)
+        case .workersPerCore: return .runtime("workersPerCore", 1...16)
+        case .reservePerCore: return .runtime("reservePerCore", 0...16)
+        case .lowQoSWorkers: return .runtime("lowQoSWorkers", nil, derived: true)
+        case .workNodes: return .runtime("workNodes", 64...(1 << 26), derived: true)
+        case .workerStackBytes: return .runtime("workerStackBytes", nil)
+        case .utilityNice: return .runtime("utilityNice", 0...19)
+        case .backgroundSchedIdle: return .flag("backgroundSchedIdle")
+        case .deadlockGraceMilliseconds: return .runtime("deadlockGraceMilliseconds", 10...600_000)
+        case .mainQueueGraceMilliseconds: return .runtime("mainQueueGraceMilliseconds", 0...600_000)
+        case .descriptorCheckMilliseconds: return .runtime("descriptorCheckMilliseconds", 0...600_000)
+        case .coverCheckMilliseconds: return .runtime("coverCheckMilliseconds", 0...1000)
+        case .drainBatch: return .runtime("drainBatch", 1...(1 << 20))
+        case .spinMicroseconds: return .runtime("spinMicroseconds", 0...1000)
+        case .ringEntries: return .runtime("ringEntries", 8...4096)
+        case .backgroundLeewayPercent: return .runtime("backgroundLeewayPercent", 0...100)
+        case .backgroundLeewayMaxMilliseconds: return .runtime("backgroundLeewayMaxMilliseconds", 0...60_000)
+        case .utilityLeewayPercent: return .runtime("utilityLeewayPercent", 0...100)
+        case .utilityLeewayMaxMilliseconds: return .runtime("utilityLeewayMaxMilliseconds", 0...60_000)
+        case .ioQueueDepth: return .runtime("ioQueueDepth", 1...4096)
+        case .ioChunkBytes: return .runtime("ioChunkBytes", 4096...(16 << 20))
+        case .ioRequests: return .runtime("ioRequests", 8...65536)
+        case .ioBufferBytes: return .runtime("ioBufferBytes", 65536...(1 << 30))
+        case .sources: return .runtime("sources", 1...(1 << 20), derived: true)
+        case .backend: return .special("backend", .text)
+        case .swiftConcurrency: return .flag("swiftConcurrency")
+        case .dumpSignal: return .special("dumpSignal", .text)
+        case .trace: return .special("trace", .text)
+        case .traceEvents: return .runtime("traceEvents", 16...(1 << 24))
+        case .mallocArenas: return .runtime("mallocArenas", 0...1024, derived: true)
         }
     }
 
@@ -149,5 +140,81 @@ public enum BoardProfileKey: Int, CaseIterable, Sendable {
             swap(&previous, &current)
         }
         return a.isEmpty ? b.count : previous[b.count]
+    }
+}
+
+// Where each key's value lives: one case per key, beside its row above (a key whose row
+// is `runtime`, `flag`, `board` or `text` has its case in the switch of that shape; the
+// compiler names a missing one only through the tests, which read every key back).
+// Plain switches, no closures or key paths, so the range check every program runs
+// links nothing of the parser's.
+
+extension RuntimeConfiguration {
+    /// The stored integer a `runtime` row names, lent to `body`; nil for other keys.
+    mutating func withInteger<R>(_ key: BoardProfileKey, _ body: (inout Int) -> R) -> R? {
+        switch key {
+        case .cores: return body(&cores)
+        case .workersPerCore: return body(&workersPerCore)
+        case .reservePerCore: return body(&reservePerCore)
+        case .lowQoSWorkers: return body(&lowQoSWorkers)
+        case .workNodes: return body(&workNodes)
+        case .workerStackBytes: return body(&workerStackBytes)
+        case .utilityNice: return body(&utilityNice)
+        case .deadlockGraceMilliseconds: return body(&deadlockGraceMilliseconds)
+        case .mainQueueGraceMilliseconds: return body(&mainQueueGraceMilliseconds)
+        case .descriptorCheckMilliseconds: return body(&descriptorCheckMilliseconds)
+        case .coverCheckMilliseconds: return body(&coverCheckMilliseconds)
+        case .drainBatch: return body(&drainBatch)
+        case .spinMicroseconds: return body(&spinMicroseconds)
+        case .ringEntries: return body(&ringEntries)
+        case .backgroundLeewayPercent: return body(&backgroundLeewayPercent)
+        case .backgroundLeewayMaxMilliseconds: return body(&backgroundLeewayMaxMilliseconds)
+        case .utilityLeewayPercent: return body(&utilityLeewayPercent)
+        case .utilityLeewayMaxMilliseconds: return body(&utilityLeewayMaxMilliseconds)
+        case .ioQueueDepth: return body(&ioQueueDepth)
+        case .ioChunkBytes: return body(&ioChunkBytes)
+        case .ioRequests: return body(&ioRequests)
+        case .ioBufferBytes: return body(&ioBufferBytes)
+        case .sources: return body(&sources)
+        case .traceEvents: return body(&traceEvents)
+        case .mallocArenas: return body(&mallocArenas)
+        default: return nil
+        }
+    }
+
+    /// The stored flag a `flag` row names, lent to `body`; nil for other keys.
+    mutating func withFlag<R>(_ key: BoardProfileKey, _ body: (inout Bool) -> R) -> R? {
+        switch key {
+        case .backgroundSchedIdle: return body(&backgroundSchedIdle)
+        case .swiftConcurrency: return body(&swiftConcurrency)
+        default: return nil
+        }
+    }
+}
+
+extension BoardProfile {
+    /// The board's stored integer a `board` row names, lent to `body`; nil for other keys.
+    mutating func withInteger<R>(_ key: BoardProfileKey, _ body: (inout Int) -> R) -> R? {
+        switch key {
+        case .memoryMegabytes: return body(&memoryMegabytes)
+        case .memoryBudgetBytes: return body(&memoryBudgetBytes)
+        case .pageBytes: return body(&pageBytes)
+        default: return nil
+        }
+    }
+
+    /// The board's stored text a `text` row names, lent to `body`; nil for other keys.
+    mutating func withText<R>(_ key: BoardProfileKey, _ body: (inout String) -> R) -> R? {
+        switch key {
+        case .board: return body(&board)
+        case .model: return body(&model)
+        case .minimumKernel: return body(&minimumKernel)
+        case .crossTarget: return body(&crossTarget)
+        case .qemuMachine: return body(&qemuMachine)
+        case .qemuCPU: return body(&qemuCPU)
+        case .qemuMemory: return body(&qemuMemory)
+        case .qemuKernel: return body(&qemuKernel)
+        default: return nil
+        }
     }
 }

@@ -239,9 +239,11 @@ public struct RuntimeConfiguration: Sendable, Equatable {
             throw Self.invalid("trace", "must name a file to write the trace to, or be off (nil) (got '\(trace)')")
         }
         // Every integer key alone, in the table's order: its row's range.
+        var values = self
         for key in BoardProfileKey.allCases {
-            guard case .runtimeInteger(let get, _) = key.spec.access, let range = key.range else { continue }
-            try Self.check(get(self), range, key.name)
+            let spec = key.spec
+            guard spec.low <= spec.high, let value = values.withInteger(key, { $0 }) else { continue }
+            try Self.check(value, Int(spec.low), Int(spec.high), spec)
         }
         // The rules between keys, and the ranges that are not one interval.
         if workers < 2 {
@@ -265,10 +267,8 @@ public struct RuntimeConfiguration: Sendable, Equatable {
     /// Throws unless `low <= value <= high`: "must be low...high (got value)". One call
     /// per key, and the message is made only when the value is out of range.
     @inline(never)
-    private static func check(_ value: Int, _ range: ClosedRange<Int>, _ key: String) throws(RuntimeError) {
-        if !range.contains(value) {
-            throw invalid(key, "must be \(range.lowerBound)...\(range.upperBound) (got \(value))")
-        }
+    private static func check(_ value: Int, _ low: Int, _ high: Int, _ key: BoardProfileKey.Spec) throws(RuntimeError) {
+        if value < low || value > high { throw invalid(key.name, "must be \(low)...\(high) (got \(value))") }
     }
 
     private static func invalid(_ key: String, _ reason: String) -> RuntimeError {

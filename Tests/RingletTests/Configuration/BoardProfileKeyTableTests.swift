@@ -60,16 +60,40 @@ import Testing
         }
     }
 
+    /// Each row's value has its place: a stored integer, flag or text in the switch of
+    /// the row's shape, and a special key in none (the parser's and `value(of:)`'s own).
+    @Test func everyRowsValueHasItsPlace() throws {
+        var profile = try BoardProfile.parse("", file: "t.profile", machine: testMachine)
+        for key in BoardProfileKey.allCases {
+            let integer = profile.configuration.withInteger(key) { $0 } ?? profile.withInteger(key) { $0 }
+            let flag = profile.configuration.withFlag(key) { $0 }
+            let text = profile.withText(key) { $0 }
+            let found = [integer != nil, flag != nil, text != nil].filter { $0 }.count
+            switch (key.kind, key.spec.place) {
+            case (.integer, .runtime), (.integer, .board):
+                #expect(integer != nil && found == 1, "'\(key.name)': its row says integer")
+            case (.boolean, .runtime):
+                #expect(flag != nil && found == 1, "'\(key.name)': its row says flag")
+            case (.text, .board):
+                #expect(text != nil && found == 1, "'\(key.name)': its row says text")
+            case (_, .special):
+                #expect(found == 0, "'\(key.name)' is special but has a stored place too")
+            default:
+                Issue.record("'\(key.name)': a row of kind \(key.kind) cannot live in \(key.spec.place)")
+            }
+        }
+    }
+
     /// The range check reads the table: each end of a key's range is taken, one past
     /// it refused naming the key, the range and the profile's line.
     @Test(arguments: BoardProfileKey.allCases.filter { $0.isRuntimeKey && $0.range != nil })
     func theRangeCheckIsTheRow(key: BoardProfileKey) throws {
         let range = try #require(key.range)
-        guard case .runtimeInteger(_, let set) = key.spec.access else { Issue.record("\(key.name)"); return }
+
         for good in [range.lowerBound, range.upperBound] {
             // A configuration whose rules between keys hold at either end of any range.
             var configuration = RuntimeConfiguration(cores: 4, workersPerCore: 4, lowQoSWorkers: 1, ioChunkBytes: 4096)
-            set(&configuration, good)
+            #expect(configuration.withInteger(key) { $0 = good } != nil, "'\(key.name)' has no stored integer")
             #expect(throws: Never.self, "'\(key.name) = \(good)'") { try configuration.validate() }
         }
         do {
