@@ -11,6 +11,8 @@ import Synchronization
 //   main-actor      a task the synchronous main starts on the main actor runs on the
 //                   main thread, and so do hops to the main actor from the pool
 //   dispatch-main   @MainActor tasks and DispatchQueue.main items share one FIFO
+//   poll-loop       a main thread in its own poll(2) loop serves the main queue
+//                   through Runtime.mainQueueDescriptor() (OtherLoop.swift)
 //
 // The main is synchronous: an async main's task is bound to the toolchain's main
 // executor before the runtime can start, so Ringlet leaves concurrency to the
@@ -41,6 +43,8 @@ struct ConcurrencyProbe {
                 if let failure = await Probe.sharedFIFO() { fail(failure) }
                 Runtime.exit(status: 0)
             }
+        case "poll-loop":
+            OtherLoop.run()
         default:
             fail("unknown scenario '\(scenario)'")
         }

@@ -4,6 +4,7 @@ import Ringlet
 /// probe's stderr and exit status):
 ///
 ///   dispatch-main-from-main-item  dispatchMain() inside a main-queue item: a trap
+///   drain-main-queue-from-main-item  Runtime.drainMainQueue() inside one: a trap
 ///   sync-onto-main-target         the main thread, outside dispatchMain(), syncs onto
 ///                                 a queue that targets the main queue: a trap
 ///   main-sync-while-main-waits    a worker's DispatchQueue.main.sync while the main
@@ -17,6 +18,7 @@ enum MainQueueMisuse: String {
     case mainSyncWhileMainWaits = "main-sync-while-main-waits"
     case mainActorNeverDrained = "main-actor-never-drained"
     case drainedNeverReported = "drained-never-reported"
+    case drainMainQueueFromMainItem = "drain-main-queue-from-main-item"
 
     func run() -> Never {
         var configuration = RuntimeConfiguration(cores: 2)
@@ -29,6 +31,9 @@ enum MainQueueMisuse: String {
         switch self {
         case .dispatchMainFromMainItem:
             DispatchQueue.main.async { dispatchMain() }
+            dispatchMain()
+        case .drainMainQueueFromMainItem:
+            DispatchQueue.main.async { Runtime.drainMainQueue() }
             dispatchMain()
         case .syncOntoMainTarget:
             let child = DispatchQueue(label: "probe.main.child", target: .main)

@@ -37,7 +37,7 @@ find Sources Tests -name '*.swift' -exec cat {} + \
 # Every word of the sources and tests, comments included; and the repository's files.
 find Sources Tests -name '*.swift' -o -name '*.c' -o -name '*.h' | xargs cat \
   | grep -oE '[A-Za-z_][A-Za-z0-9_]*' | sort -u > "$work/words"
-git ls-files > "$work/files" 2>/dev/null || find . -path ./.build -prune -o -type f -print | sed 's|^\./||' > "$work/files"
+git ls-files --cached --others --exclude-standard > "$work/files" 2>/dev/null || find . -path ./.build -prune -o -type f -print | sed 's|^\./||' > "$work/files"
 awk -F/ '{ p = ""; for (i = 1; i < NF; i++) { p = p (i > 1 ? "/" : "") $i; print p } }' "$work/files" | sort -u > "$work/dirs"
 
 # file:line<TAB>span, outside fenced blocks and DocC's ``symbol`` links.

@@ -70,8 +70,9 @@ final class MainQueueStallWatch: @unchecked Sendable {
         let doing = reason.map { "it is blocked in \($0)" } ?? "it runs code outside any drain of the main queue"
         ringletWarning("the main queue has had work waiting for \(grace / 1_000_000) ms and nothing drains it: \(waiting) "
             + "item(s) — closures, @MainActor jobs, sync calls onto it — run only on the main thread, and the main "
-            + "thread is not in dispatchMain() (\(doing)). Call dispatchMain() at the end of main(), or do not block "
-            + "the main thread while work it must run waits. The board profile key 'mainQueueGraceMilliseconds' "
+            + "thread is not in dispatchMain() (\(doing)). Call dispatchMain() at the end of main() (where the main "
+            + "thread runs a loop of its own, Runtime.drainMainQueue() each time Runtime.mainQueueDescriptor() is "
+            + "readable), or do not block the main thread while work it must run waits. The board profile key 'mainQueueGraceMilliseconds' "
             + "(RuntimeConfiguration.mainQueueGraceMilliseconds) sets this wait; 0 turns the report off")
     }
 }

@@ -1,3 +1,4 @@
+import CRinglet
 import Synchronization
 
 /// The main queue's drainer: the main thread, inside `dispatchMain()` (or the main
@@ -37,11 +38,17 @@ final class MainThread: @unchecked Sendable {
     var watches: Int { watchesBegun.load(ordering: .relaxed) }
     /// Watches a token ended (`RuntimeStatistics.mainThreadWatchesCaught`).
     var watchesCaught: Int { watchesEnded.load(ordering: .relaxed) }
+    /// The eventfd another loop of the main thread polls (MainQueue+OtherLoops.swift);
+    /// -1 until a program asks for it.
+    private let loopDescriptor = Atomic<Int32>(-1)
 
-    /// The main queue has a token: wake the main thread.
+    /// The main queue has a token: wake the main thread, and make another loop's
+    /// descriptor readable.
     func tokenPosted() {
         lastPost.store(MonotonicClock.nanoseconds, ordering: .relaxed)
         event.post()
+        let descriptor = loopDescriptor.load(ordering: .acquiring)
+        if descriptor >= 0 { _ = rl_eventfd_signal(descriptor) }
         if !draining.load(ordering: .relaxed) { stallWatch.tokenPostedWithoutDrain(drains: drainCount) }
     }
 
@@ -110,6 +117,42 @@ final class MainThread: @unchecked Sendable {
         else { return false }
         if !stopRequested.load(ordering: .relaxed) { watchesEnded.wrappingAdd(1, ordering: .relaxed) }
         return true
+    }
+
+    /// The descriptor another loop polls, made on first use (any thread): readable while
+    /// the main queue holds a token no drain has taken.
+    func descriptorForOtherLoops() throws(Errno) -> Int32 {
+        let existing = loopDescriptor.load(ordering: .acquiring)
+        if existing >= 0 { return existing }
+        let made = try EventFD()
+        let (won, winner) = loopDescriptor.compareExchange(expected: -1, desired: made.fd, ordering: .acquiringAndReleasing)
+        if !won {
+            made.close()
+            return winner
+        }
+        // Work that was posted before the descriptor existed: say so now.
+        if DispatchQueue.main.lock.withLock({ DispatchQueue.main.state.tokensOutstanding > 0 }) {
+            _ = rl_eventfd_signal(made.fd)
+        }
+        return made.fd
+    }
+
+    /// One batch of the main queue for another loop (main thread only): takes the
+    /// descriptor's readiness, runs what the main queue holds, and returns without
+    /// waiting; when work remains (the batch ended at `drainBatch`, or more came), the
+    /// descriptor is readable again, so the other loop's own events take turns with it.
+    func drainForOtherLoop() {
+        let main = DispatchQueue.main
+        let descriptor = loopDescriptor.load(ordering: .acquiring)
+        if descriptor >= 0 { _ = rl_eventfd_drain(descriptor) }
+        var batches = 0
+        drain(until: {
+            defer { batches += 1 }
+            return batches > 0 || main.lock.withLock { main.state.tokensOutstanding == 0 }
+        })
+        if descriptor >= 0, main.lock.withLock({ main.state.tokensOutstanding > 0 }) {
+            _ = rl_eventfd_signal(descriptor)
+        }
     }
 
     /// Ends the current `drain(until:)` at its next look (any thread).

@@ -42,6 +42,13 @@ struct MainQueueMisuseTests {
                 "stderr: \(text.suffix(1500))")
     }
 
+    @Test func drainMainQueueFromAMainQueueItemTraps() {
+        let (status, text) = Self.probe("drain-main-queue-from-main-item")
+        #expect(status != 0)
+        #expect(text.contains("Runtime.drainMainQueue() called from an item of queue 'com.apple.main-thread'"),
+                "stderr: \(text.suffix(1500))")
+    }
+
     @Test func syncFromTheMainThreadOntoAQueueTargetingMainTraps() {
         let (status, text) = Self.probe("sync-onto-main-target")
         #expect(status != 0)

@@ -1,0 +1,27 @@
+// The main queue inside another loop: a main thread that runs its own poll(2) loop
+// serves the main queue through Runtime.mainQueueDescriptor() and drainMainQueue().
+// The loop needs a process's real main thread, which the tests' own child processes
+// do not run code on: the probe program (Sources/RingletConcurrencyProbe/OtherLoop.swift)
+// runs it and says on stdout what failed.
+
+import Glibc
+import Testing
+@testable import Ringlet
+
+@Suite struct OtherLoopTests {
+    /// Idle, the descriptor stays unreadable through a poll timeout; 200 main-queue
+    /// items and @MainActor jobs from the pool and an asyncAfter run on the main thread
+    /// in order while the loop serves a pipe of its own; then it is unreadable again.
+    @Test func aPollLoopOnTheMainThreadServesTheMainQueue() {
+        #expect(ConcurrencyMainTests.runProbe("poll-loop") == 0, "probe at \(ConcurrencyMainTests.probePath ?? "?")")
+    }
+
+    @Test func drainingFromAnotherThreadTrapsNamingTheCall() async {
+        let result = await #expect(processExitsWith: .signal(sigabrt), observing: [\.standardErrorContent]) {
+            startRuntime(twoCoreConfiguration())
+            Runtime.drainMainQueue()
+        }
+        let text = result?.standardErrorText ?? ""
+        #expect(text.contains("Runtime.drainMainQueue() called from a thread that is not the main thread"), "\(text)")
+    }
+}
