@@ -60,7 +60,8 @@ let package = Package(
         ),
         // Ringlet re-exported with every name it shares with the toolchain's Dispatch
         // also re-exported scoped, so those names mean Ringlet's in a file that imports
-        // Foundation (which re-exports Dispatch). Import lines only; no code.
+        // Foundation (which re-exports Dispatch); and the bridge that runs Ringlet's main
+        // queue inside Foundation's main run loop (RunLoopBridge.swift).
         .target(
             name: "RingletFoundationCompat",
             dependencies: ["Ringlet"],
@@ -120,6 +121,13 @@ let package = Package(
         .executableTarget(
             name: "RingletConcurrencyProbe",
             dependencies: ["Ringlet"],
+            swiftSettings: [.swiftLanguageMode(.v6)]
+        ),
+        // A program that imports Foundation and sits in RunLoop.main: Ringlet's main queue
+        // must run there too (Tests/.../OtherLoopTests).
+        .executableTarget(
+            name: "RingletFoundationProbe",
+            dependencies: ["RingletFoundationCompat"],
             swiftSettings: [.swiftLanguageMode(.v6)]
         ),
         // An async main that starts the runtime: Ringlet must leave Swift concurrency to

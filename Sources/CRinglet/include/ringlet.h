@@ -213,6 +213,11 @@ int rl_first_use_board(void **profile);
 /// recorder's start (Runtime/OptionalParts.swift), or 0 when the program was linked
 /// with ringlet_first_use.c's RINGLET_EXPLICIT_START variant, which leaves it out.
 int rl_environment_trace(void);
+
+/// Starts RingletFoundationCompat's run-loop bridge when the program links it (its
+/// main queue then also runs inside Foundation's RunLoop.main): 1, or 0 when the
+/// program has none (ringlet_run_loop.c).
+int rl_run_loop_bridge_start(void);
 /// Reserves `bytes` of memory (malloc(3): large blocks are mapped and touched only
 /// when used); 0 when the system refuses (RLIMIT_AS, overcommit). Freed with free(3).
 void *rl_reserve_memory(unsigned long long bytes);

@@ -49,4 +49,13 @@ extension Runtime {
         _ = shared
         MainThread.shared.drainForOtherLoop()
     }
+
+    /// RingletFoundationCompat's run-loop bridge (RunLoopBridge.swift): drains one batch
+    /// when the main thread may, and otherwise only takes the descriptor's readiness
+    /// (a run loop spun inside a main-queue item, or one of another thread). No trap:
+    /// Foundation calls it, not the program.
+    @_spi(RunLoopBridge)
+    public static func drainMainQueueFromRunLoop() {
+        MainThread.shared.drainFromRunLoop()
+    }
 }

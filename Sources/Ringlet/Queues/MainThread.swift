@@ -41,12 +41,19 @@ final class MainThread: @unchecked Sendable {
     /// The eventfd another loop of the main thread polls (MainQueue+OtherLoops.swift);
     /// -1 until a program asks for it.
     private let loopDescriptor = Atomic<Int32>(-1)
+    /// The run-loop bridge was asked to start (once, at the first token).
+    private let bridgeAsked = Atomic<Bool>(false)
 
     /// The main queue has a token: wake the main thread, and make another loop's
     /// descriptor readable.
     func tokenPosted() {
         lastPost.store(MonotonicClock.nanoseconds, ordering: .relaxed)
         event.post()
+        if !bridgeAsked.load(ordering: .relaxed), !bridgeAsked.exchange(true, ordering: .relaxed) {
+            // RingletFoundationCompat's bridge, when linked: it adds the descriptor below
+            // to Foundation's main run loop (RunLoopBridge.swift).
+            _ = rl_run_loop_bridge_start()
+        }
         let descriptor = loopDescriptor.load(ordering: .acquiring)
         if descriptor >= 0 { _ = rl_eventfd_signal(descriptor) }
         if !draining.load(ordering: .relaxed) { stallWatch.tokenPostedWithoutDrain(drains: drainCount) }
@@ -153,6 +160,21 @@ final class MainThread: @unchecked Sendable {
         if descriptor >= 0, main.lock.withLock({ main.state.tokensOutstanding > 0 }) {
             _ = rl_eventfd_signal(descriptor)
         }
+    }
+
+    /// The run-loop bridge's drain: like `drainForOtherLoop`, but where the main queue
+    /// cannot be drained here — off the main thread, or inside its own drain or a queue's
+    /// item, where a run loop may be spun — it only takes the readiness: the drain
+    /// already under way runs the work once that item returns.
+    func drainFromRunLoop() {
+        let context = ThreadContext.current
+        if !context.isMainThread { return }
+        if context.currentQueue != nil || isDraining {
+            let descriptor = loopDescriptor.load(ordering: .acquiring)
+            if descriptor >= 0 { _ = rl_eventfd_drain(descriptor) }
+            return
+        }
+        drainForOtherLoop()
     }
 
     /// Ends the current `drain(until:)` at its next look (any thread).

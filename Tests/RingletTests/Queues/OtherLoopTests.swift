@@ -16,6 +16,22 @@ import Testing
         #expect(ConcurrencyMainTests.runProbe("poll-loop") == 0, "probe at \(ConcurrencyMainTests.probePath ?? "?")")
     }
 
+    /// A Foundation program whose main thread sits in RunLoop.main.run(mode:before:),
+    /// never in dispatchMain(): Ringlet's main-queue items, @MainActor jobs and an
+    /// asyncAfter run there, on the main thread, in order (RingletFoundationCompat's
+    /// run-loop bridge; without it nothing ran in 20 s).
+    @Test func foundationsMainRunLoopRunsRingletsMainQueue() {
+        #expect(ConcurrencyMainTests.runProbe("run-loop", program: "RingletFoundationProbe") == 0,
+                "probe at \(ConcurrencyMainTests.programPath("RingletFoundationProbe") ?? "?")")
+    }
+
+    /// Expectations fulfilled by Ringlet's main queue complete inside XCTWaiter's wait,
+    /// as in a scheduler library's XCTest suite built with the README's import recipe.
+    @Test func anXCTestWaitRunsRingletsMainQueue() {
+        #expect(ConcurrencyMainTests.runProbe("xctest-wait", program: "RingletFoundationProbe") == 0,
+                "probe at \(ConcurrencyMainTests.programPath("RingletFoundationProbe") ?? "?")")
+    }
+
     @Test func drainingFromAnotherThreadTrapsNamingTheCall() async {
         let result = await #expect(processExitsWith: .signal(sigabrt), observing: [\.standardErrorContent]) {
             startRuntime(twoCoreConfiguration())
