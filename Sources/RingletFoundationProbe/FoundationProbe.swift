@@ -11,6 +11,9 @@ import XCTest
 //              dispatchMain(): 200 DispatchQueue.main items (Ringlet's, through
 //              RingletFoundationCompat) and @MainActor jobs sent from the pool, and an
 //              asyncAfter onto the main queue, run there, on the main thread, in order.
+//   run-loop-nested  a main-queue item that spins RunLoop.main itself: the main
+//              queue's next item waits for it (the queue is serial), the spin neither
+//              traps nor busy-loops on the descriptor, and the next item runs after.
 //   xctest-wait  a scheduler-style XCTest wait: expectations fulfilled by work on
 //              Ringlet's main queue (async, asyncAfter, a @MainActor task) complete
 //              inside XCTWaiter's wait, which spins RunLoop.main.
@@ -25,6 +28,7 @@ struct FoundationProbe {
             fail("Runtime.start failed: \(error)")
         }
         if scenario == "xctest-wait" { xctestWait() }
+        if scenario == "run-loop-nested" { runLoopNested() }
         guard scenario == "run-loop" else { fail("unknown scenario '\(scenario)'") }
         let log = Mutex<(values: [Int], offMain: Int)>(([], 0))
         let sent = 200
@@ -68,6 +72,43 @@ func xctestWait() -> Never {
     if expectations.offMain.load(ordering: .relaxed) > 0 { fail("work of the main queue ran off the main thread") }
     print("xctest-wait: 3 expectations fulfilled by Ringlet's main queue inside XCTWaiter's wait")
     Runtime.exit(status: 0)
+}
+
+/// A main-queue item spins RunLoop.main for 300 ms while the next item waits.
+func runLoopNested() -> Never {
+    let order = Mutex<[String]>([])
+    let done = Atomic<Bool>(false)
+    DispatchQueue.main.async {
+        order.withLock { $0.append("outer begins") }
+        DispatchQueue.main.async {
+            order.withLock { $0.append("next") }
+            done.store(true, ordering: .relaxed)
+        }
+        let cpuBefore = processCPUNanoseconds()
+        _ = RunLoop.main.run(mode: .default, before: Date().addingTimeInterval(0.3))
+        let cpu = processCPUNanoseconds() - cpuBefore
+        // A handler re-run on a descriptor that stays readable would spin a core for
+        // the whole 300 ms.
+        if cpu > 150_000_000 { fail("the nested run loop used \(cpu / 1_000_000) ms of CPU in 300 ms") }
+        order.withLock { $0.append("outer ends") }
+    }
+    let deadline = Date().addingTimeInterval(20)
+    while !done.load(ordering: .relaxed) {
+        if Date() > deadline { fail("after 20 s: \(order.withLock { $0 })") }
+        _ = RunLoop.main.run(mode: .default, before: Date().addingTimeInterval(0.1))
+    }
+    let seen = order.withLock { $0 }
+    if seen != ["outer begins", "outer ends", "next"] { fail("the main queue ran \(seen)") }
+    print("run-loop-nested: \(seen)")
+    Runtime.exit(status: 0)
+}
+
+/// User and system CPU time of the process, in nanoseconds.
+func processCPUNanoseconds() -> Int {
+    var usage = rusage()
+    getrusage(RUSAGE_SELF.rawValue, &usage)
+    return (usage.ru_utime.tv_sec + usage.ru_stime.tv_sec) * 1_000_000_000
+        + Int(usage.ru_utime.tv_usec + usage.ru_stime.tv_usec) * 1_000
 }
 
 /// Three expectations, fulfilled from closures on the main queue.

@@ -25,6 +25,13 @@ import Testing
                 "probe at \(ConcurrencyMainTests.programPath("RingletFoundationProbe") ?? "?")")
     }
 
+    /// A main-queue item that spins RunLoop.main itself: the next item waits for it (the
+    /// queue is serial), and the spin neither traps nor keeps a core busy.
+    @Test func aRunLoopSpunInsideAMainQueueItemKeepsTheQueueSerial() {
+        #expect(ConcurrencyMainTests.runProbe("run-loop-nested", program: "RingletFoundationProbe") == 0,
+                "probe at \(ConcurrencyMainTests.programPath("RingletFoundationProbe") ?? "?")")
+    }
+
     /// Expectations fulfilled by Ringlet's main queue complete inside XCTWaiter's wait,
     /// as in a scheduler library's XCTest suite built with the README's import recipe.
     @Test func anXCTestWaitRunsRingletsMainQueue() {
