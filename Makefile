@@ -20,6 +20,7 @@
 #   make docs       the documentation (Sources/Ringlet/Ringlet.docc and the API) into .build/docs,
 #                   after Tests/Docs/check-names.sh (every path and name it quotes exists)
 #   make package-check  a package depending only on the Ringlet product resolves no other package
+#   make boundary   only Sources/Ringlet/System imports or calls the C target
 #   make deps-cross the toolchain, liburing and qemu-system for BOARD's target, cpio
 #   make cross      cross-compile the checks and the demo for BOARD (Embedded Swift; and the
 #                   full-Swift build when an SDK for the board's target is installed)
@@ -38,7 +39,7 @@ EMBEDDED_FLAGS := -target $(EMBEDDED_TARGET) -enable-experimental-feature Embedd
 TSAN_SKIP    := ThreadCountTests
 ASAN_OPTIONS_TEST := ASAN_OPTIONS="detect_leaks=1 log_path=$(CURDIR)/.build-asan/reports/report" LSAN_OPTIONS=suppressions=$(CURDIR)/Tests/lsan.supp
 
-.PHONY: package-check deps build run test unit unit-epoll import-styles tsan asan soak soak-short embedded bench bench-scale docs clean deps-cross cross sizes sim sim-all
+.PHONY: boundary package-check deps build run test unit unit-epoll import-styles tsan asan soak soak-short embedded bench bench-scale docs clean deps-cross cross sizes sim sim-all
 
 deps:
 	@command -v pkg-config >/dev/null || { $(SUDO) apt-get update -qq && $(SUDO) apt-get install -y -qq pkg-config; }
@@ -54,7 +55,15 @@ run: deps
 	$(SWIFT) build -c release --product ringlet
 	$$($(SWIFT) build -c release --show-bin-path)/ringlet demo
 
-test: unit unit-epoll import-styles tsan asan soak-short docs package-check embedded sim
+test: boundary unit unit-epoll import-styles tsan asan soak-short docs package-check embedded sim
+
+# One OS boundary (the Architecture article's principles): only Sources/Ringlet/System
+# imports or calls the C target; a runtime file elsewhere that does fails here, named.
+boundary:
+	@bad=$$(grep -rlE '^import CRinglet|\brl_[a-z_0-9]+\(' Sources/Ringlet --include='*.swift' | grep -v '^Sources/Ringlet/System/'); \
+	  test -z "$$bad" || { echo "boundary: these runtime files import or call the C target outside Sources/Ringlet/System," \
+	    "the one OS boundary: $$bad; wrap the call in a type of System/"; exit 1; }
+	@echo "boundary: only Sources/Ringlet/System calls the C target"
 
 # A package that depends only on the `Ringlet` product resolves no other package: the
 # tools' packages (argument parser, histogram, DocC plugin) stay this package's own.

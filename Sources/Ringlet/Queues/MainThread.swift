@@ -1,4 +1,3 @@
-import CRinglet
 import Synchronization
 
 /// The main queue's drainer: the main thread, inside `dispatchMain()` (or the main
@@ -38,24 +37,18 @@ final class MainThread: @unchecked Sendable {
     var watches: Int { watchesBegun.load(ordering: .relaxed) }
     /// Watches a token ended (`RuntimeStatistics.mainThreadWatchesCaught`).
     var watchesCaught: Int { watchesEnded.load(ordering: .relaxed) }
-    /// The eventfd another loop of the main thread polls (MainQueue+OtherLoops.swift);
-    /// -1 until a program asks for it.
-    private let loopDescriptor = Atomic<Int32>(-1)
-    /// The run-loop bridge was asked to start (once, at the first token).
-    private let bridgeAsked = Atomic<Bool>(false)
+    /// The descriptor another loop of the main thread polls (MainQueue+OtherLoops.swift).
+    private let readiness = MainQueueReadiness()
 
     /// The main queue has a token: wake the main thread, and make another loop's
     /// descriptor readable.
     func tokenPosted() {
         lastPost.store(MonotonicClock.nanoseconds, ordering: .relaxed)
         event.post()
-        if !bridgeAsked.load(ordering: .relaxed), !bridgeAsked.exchange(true, ordering: .relaxed) {
-            // RingletFoundationCompat's bridge, when linked: it adds the descriptor below
-            // to Foundation's main run loop (RunLoopBridge.swift).
-            _ = rl_run_loop_bridge_start()
-        }
-        let descriptor = loopDescriptor.load(ordering: .acquiring)
-        if descriptor >= 0 { _ = rl_eventfd_signal(descriptor) }
+        // RingletFoundationCompat's bridge, when linked, adds the descriptor to
+        // Foundation's main run loop (RunLoopBridge.swift).
+        readiness.startRunLoopBridgeOnce()
+        readiness.post()
         if !draining.load(ordering: .relaxed) { stallWatch.tokenPostedWithoutDrain(drains: drainCount) }
     }
 
@@ -93,7 +86,7 @@ final class MainThread: @unchecked Sendable {
         defer { if !outer { draining.store(false, ordering: .relaxed) } }
         while !condition() && !stopRequested.load(ordering: .relaxed) {
             let seen = event.snapshot
-            let hasToken = main.lock.withLock { main.state.tokensOutstanding > 0 }
+            let hasToken = self.hasToken
             if hasToken {
                 if idleStart != 0 {
                     watch.idleEnded(idleStart: idleStart, posted: lastPost.load(ordering: .relaxed))
@@ -126,22 +119,19 @@ final class MainThread: @unchecked Sendable {
         return true
     }
 
+    /// The main queue holds a token no drain has taken.
+    private var hasToken: Bool {
+        let main = DispatchQueue.main
+        return main.lock.withLock { main.state.tokensOutstanding > 0 }
+    }
+
     /// The descriptor another loop polls, made on first use (any thread): readable while
     /// the main queue holds a token no drain has taken.
     func descriptorForOtherLoops() throws(Errno) -> Int32 {
-        let existing = loopDescriptor.load(ordering: .acquiring)
-        if existing >= 0 { return existing }
-        let made = try EventFD()
-        let (won, winner) = loopDescriptor.compareExchange(expected: -1, desired: made.fd, ordering: .acquiringAndReleasing)
-        if !won {
-            made.close()
-            return winner
-        }
+        let (fd, made) = try readiness.open()
         // Work that was posted before the descriptor existed: say so now.
-        if DispatchQueue.main.lock.withLock({ DispatchQueue.main.state.tokensOutstanding > 0 }) {
-            _ = rl_eventfd_signal(made.fd)
-        }
-        return made.fd
+        if made && hasToken { readiness.post() }
+        return fd
     }
 
     /// One batch of the main queue for another loop (main thread only): takes the
@@ -149,17 +139,13 @@ final class MainThread: @unchecked Sendable {
     /// waiting; when work remains (the batch ended at `drainBatch`, or more came), the
     /// descriptor is readable again, so the other loop's own events take turns with it.
     func drainForOtherLoop() {
-        let main = DispatchQueue.main
-        let descriptor = loopDescriptor.load(ordering: .acquiring)
-        if descriptor >= 0 { _ = rl_eventfd_drain(descriptor) }
+        readiness.take()
         var batches = 0
         drain(until: {
             defer { batches += 1 }
-            return batches > 0 || main.lock.withLock { main.state.tokensOutstanding == 0 }
+            return batches > 0 || !hasToken
         })
-        if descriptor >= 0, main.lock.withLock({ main.state.tokensOutstanding > 0 }) {
-            _ = rl_eventfd_signal(descriptor)
-        }
+        if hasToken { readiness.post() }
     }
 
     /// The run-loop bridge's drain: like `drainForOtherLoop`, but where the main queue
@@ -170,8 +156,7 @@ final class MainThread: @unchecked Sendable {
         let context = ThreadContext.current
         if !context.isMainThread { return }
         if context.currentQueue != nil || isDraining {
-            let descriptor = loopDescriptor.load(ordering: .acquiring)
-            if descriptor >= 0 { _ = rl_eventfd_drain(descriptor) }
+            readiness.take()
             return
         }
         drainForOtherLoop()
