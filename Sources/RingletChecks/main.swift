@@ -54,8 +54,10 @@ harness.run("barrier runs alone, after earlier items and before later ones") {
     guard let barrier = values.firstIndex(where: { $0 >= 1000 || $0 < 0 }) else { return "barrier never ran" }
     if values[barrier] < 0 { return "barrier overlapped another item" }
     let before = values[..<barrier], after = values[(barrier + 1)...]
-    return before.allSatisfy({ $0 < 100 }) && after.allSatisfy({ $0 >= 100 }) && values.count == 101
-        ? nil : "barrier out of order"
+    if values.count != 101 { return "\(values.count) values recorded, not 101: \(values)" }
+    if let late = before.first(where: { $0 >= 100 }) { return "item \(late) ran before the barrier: \(values)" }
+    if let early = after.first(where: { $0 < 100 }) { return "item \(early) ran after the barrier: \(values)" }
+    return nil
 }
 
 harness.run("sync returns the closure's value and runs after pending items") {

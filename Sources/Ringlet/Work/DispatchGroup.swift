@@ -9,14 +9,12 @@ import Synchronization
 /// releasing a group that still counts entered work.
 // @unchecked Sendable: the count is atomic; notifications under `lock`.
 public class DispatchGroup: DispatchObject, @unchecked Sendable {
-    /// The count and the closures that hold the group, in one word, so `async(group:)`
-    /// takes both with one atomic operation: the count of outstanding work in the high
-    /// 32 bits (signed: below zero is a `leave()` too many), the closures of
-    /// `async(group:)` that are queued or running in the low 32 (`enterForClosure`).
+    /// The count, the closures that hold the group and the generation, in one word
+    /// (`GroupState`): `async(group:)` takes the first two with one atomic operation,
+    /// and the leave that brings the count to zero moves the generation in the same
+    /// operation, so a waiter can tell a return to zero after its wait began from one
+    /// before it whose wake-up is late.
     private let state = Atomic<Int64>(0)
-    private static let countUnit: Int64 = 1 << 32
-    private static let closureUnit: Int64 = countUnit | 1
-    private static let closureMask: Int64 = 0xFFFF_FFFF
     private let lock = FutexLock()
     private let emptied = FutexEvent()
     private var notifications: [(queue: DispatchQueue, work: DispatchWorkItem)] = []
@@ -25,7 +23,7 @@ public class DispatchGroup: DispatchObject, @unchecked Sendable {
 
     deinit {
         // Closures hold a reference while they count, so only `enter()`s can be left.
-        let outstanding = Self.count(of: state.load(ordering: .acquiring))
+        let outstanding = GroupState.count(of: state.load(ordering: .acquiring))
         if outstanding > 0 {
             ringletMisuse("a DispatchGroup was released with \(outstanding) unbalanced enter(); every enter() "
                 + "needs a leave() before the group is released")
@@ -34,21 +32,36 @@ public class DispatchGroup: DispatchObject, @unchecked Sendable {
         emptied.deallocate()
     }
 
-    @inline(__always)
-    private static func count(of state: Int64) -> Int64 { state >> 32 }
-
     /// The outstanding work now.
-    private var outstanding: Int64 { Self.count(of: state.load(ordering: .acquiring)) }
+    private var outstanding: Int64 { GroupState.count(of: state.load(ordering: .acquiring)) }
 
     /// Counts one more piece of outstanding work.
-    public func enter() {
-        state.wrappingAdd(Self.countUnit, ordering: .acquiringAndReleasing)
+    public func enter() { enter(closures: 0) }
+
+    /// Counts one more piece of outstanding work, and `closures` (0 or 1) more closures
+    /// holding the group; returns the state before. A compare-and-swap, not an add: an
+    /// add that takes the count from zero would borrow from the generation.
+    @inline(__always)
+    private func enter(closures: Int64) -> Int64 {
+        var current = state.load(ordering: .relaxed)
+        while true {
+            if GroupState.count(of: current) >= GroupState.maximumCount {
+                ringletMisuse("DispatchGroup.enter(): \(GroupState.count(of: current)) entries are outstanding, the "
+                    + "most a group counts; leave() some first, or split the work among groups")
+            }
+            let (exchanged, original) = state.compareExchange(
+                expected: current, desired: GroupState.entered(current, closures: closures),
+                ordering: .acquiringAndReleasing)
+            if exchanged { return current }
+            current = original
+        }
     }
 
     /// Counts one piece of work done; at zero, wakes waiters and submits notifications.
     /// Traps when there was no matching `enter()`.
     public func leave() {
-        let remaining = Self.count(of: state.wrappingSubtract(Self.countUnit, ordering: .acquiringAndReleasing).newValue)
+        let remaining = GroupState.count(of: state.wrappingAdd(GroupState.leaveDelta(closures: 0),
+                                                               ordering: .acquiringAndReleasing).newValue)
         if remaining > 0 { return }
         emptiedOrUnbalanced(remaining)
     }
@@ -63,8 +76,8 @@ public class DispatchGroup: DispatchObject, @unchecked Sendable {
     /// until it has run, and it runs only after this returns.
     @inline(__always)
     func enterForClosure() {
-        let before = state.wrappingAdd(Self.closureUnit, ordering: .acquiringAndReleasing).oldValue
-        if before & Self.closureMask == 0 { _ = Unmanaged.passUnretained(self).retain() }
+        let before = enter(closures: 1)
+        if GroupState.closures(of: before) == 0 { _ = Unmanaged.passUnretained(self).retain() }
     }
 
     /// Leaves `group` for `closures` closures of `async(group:)` that ran (one atomic
@@ -79,10 +92,11 @@ public class DispatchGroup: DispatchObject, @unchecked Sendable {
     /// Whether the closures' count reached zero (the caller drops the reference).
     @inline(__always)
     private func leaveForClosures(_ closures: Int64) -> Bool {
-        let after = state.wrappingSubtract(closures &* Self.closureUnit, ordering: .acquiringAndReleasing).newValue
-        let remaining = Self.count(of: after)
+        let after = state.wrappingAdd(GroupState.leaveDelta(closures: closures),
+                                      ordering: .acquiringAndReleasing).newValue
+        let remaining = GroupState.count(of: after)
         if remaining <= 0 { emptiedOrUnbalanced(remaining) }
-        return after & Self.closureMask == 0
+        return GroupState.closures(of: after) == 0
     }
 
     private func emptiedOrUnbalanced(_ remaining: Int64) {
@@ -90,6 +104,9 @@ public class DispatchGroup: DispatchObject, @unchecked Sendable {
             ringletMisuse("DispatchGroup.leave() called more often than enter() (count would be "
                 + "\(remaining)); balance every leave() with an earlier enter()")
         }
+        #if DEBUG
+        _ = Self.hook.call(.emptiedBeforeWake(group: UInt(bitPattern: ObjectIdentifier(self).hashValue)))
+        #endif
         lock.lock()
         let pending = outstanding == 0 ? notifications : []
         if !pending.isEmpty { notifications = [] }
@@ -112,16 +129,24 @@ public class DispatchGroup: DispatchObject, @unchecked Sendable {
     }
 
     /// Returns once the count is zero, or once it has returned to zero since the call
-    /// began (`emptied` counts returns to zero), even if an `enter()` followed at once.
+    /// began (the generation moved), even if an `enter()` followed at once. A wake-up
+    /// alone proves nothing: the leave that posts it may have brought the count to
+    /// zero before this call began and been preempted before its post.
     private func waitFor(timeoutNanoseconds: Int64) -> DispatchTimeoutResult {
-        let start = emptied.snapshot
-        if outstanding == 0 { return .success }
+        let start = state.load(ordering: .acquiring)
+        if GroupState.count(of: start) == 0 { return .success }
         let deadline = WaitDeadline(relativeNanoseconds: timeoutNanoseconds)
         return BlockingWait.perform(.group(self), timed: timeoutNanoseconds >= 0) {
             while true {
                 let seen = emptied.snapshot
-                if seen != start || outstanding == 0 { return .success }
+                let now = state.load(ordering: .acquiring)
+                if GroupState.count(of: now) == 0 || GroupState.generation(of: now) != GroupState.generation(of: start) {
+                    return .success
+                }
                 guard let remaining = deadline.remaining else { return .timedOut }
+                #if DEBUG
+                _ = Self.hook.call(.waiterWillSleep(group: UInt(bitPattern: ObjectIdentifier(self).hashValue)))
+                #endif
                 _ = BlockingWait.sleep(on: emptied, seen: seen, timeoutNanoseconds: remaining)
             }
         }
@@ -158,3 +183,68 @@ public class DispatchGroup: DispatchObject, @unchecked Sendable {
         for (queue, work) in pending { queue.async(execute: work) }
     }
 }
+
+/// The layout of a group's state word, from the low bits up:
+///
+/// - 27 bits: the closures of `async(group:)` holding the group (a node each, and a
+///   board has at most 2^26 nodes: the `workNodes` key).
+/// - 29 bits: the count of outstanding work, negated (0 when nothing is outstanding,
+///   all ones for one item). A leave adds one here, so the leave that brings the
+///   count to zero carries out of the field:
+/// - 8 bits: the generation, which that carry moves, in the same atomic operation
+///   (libdispatch's groups move theirs the same way). An enter must not borrow from
+///   it, so enters compare-and-swap. It wraps after 256 returns to zero; a waiter that
+///   slept through exactly 256 of them waits for the next.
+enum GroupState {
+    static let closureBits: Int64 = 27
+    static let countBits: Int64 = 29
+    static let closureMask: Int64 = (1 << closureBits) - 1
+    static let countFieldMask: Int64 = (1 << countBits) - 1
+    static let countUnit: Int64 = 1 << closureBits
+    static let generationShift: Int64 = closureBits + countBits
+    /// The most entries a group counts: half the field, so that a leave too many
+    /// still reads as a count below zero.
+    static let maximumCount: Int64 = (1 << (countBits - 1)) - 1
+
+    @inline(__always)
+    static func closures(of state: Int64) -> Int64 { state & closureMask }
+
+    /// The outstanding count; below zero after a leave too many.
+    @inline(__always)
+    static func count(of state: Int64) -> Int64 {
+        let field = (state >> closureBits) & countFieldMask
+        // The field holds -count in `countBits` bits, two's complement.
+        return field >= 1 << (countBits - 1) ? (1 << countBits) - field : -field
+    }
+
+    @inline(__always)
+    static func generation(of state: Int64) -> Int64 { (state >> generationShift) & 0xFF }
+
+    /// `state` with one more entry and `closures` more closures; the generation kept.
+    @inline(__always)
+    static func entered(_ state: Int64, closures: Int64) -> Int64 {
+        let generation = state & ~(countFieldMask << closureBits | closureMask)
+        let field = ((state >> closureBits) &- 1) & countFieldMask
+        return generation | field << closureBits | (Self.closures(of: state) + closures)
+    }
+
+    /// What a leave of `closures` closures (0: a plain `leave()`) adds to the word.
+    @inline(__always)
+    static func leaveDelta(closures: Int64) -> Int64 {
+        (closures == 0 ? 1 : closures) &* countUnit &- closures
+    }
+}
+
+#if DEBUG
+extension DispatchGroup {
+    /// A test hook on the window between a leave that brought the count to zero and
+    /// its wake-up, and on a waiter about to sleep (GroupTests); `group` tells the
+    /// groups apart (`ObjectIdentifier`'s hash).
+    enum HookPoint: Sendable {
+        case emptiedBeforeWake(group: UInt)
+        case waiterWillSleep(group: UInt)
+    }
+
+    static let hook = TestHook<HookPoint, Void>()
+}
+#endif

@@ -38,6 +38,90 @@ import Testing
         #expect(group.wait(timeout: .now()) == .success)
     }
 
+    /// A leave that brought the count to zero and was preempted before its wake-up
+    /// must not end a wait that began after the group was entered again: the wait is
+    /// for the work entered before it (a board's barrier check saw `wait` return with 49
+    /// of its 101 items run). The hook holds the leave in that window; no timing.
+    @Test func aLateWakeUpFromAnEarlierReturnToZeroDoesNotEndALaterWait() {
+        let group = DispatchGroup()
+        let id = UInt(bitPattern: ObjectIdentifier(group).hashValue)
+        let leaverHeld = Gate(), releaseLeaver = Gate(), waiterLooked = Gate(), waiterDone = Gate()
+        let emptyings = AtomicCounter(), sleeps = AtomicCounter()
+        let mainLeft = AtomicCounter(), returnedEarly = AtomicCounter()
+        DispatchGroup.hook.install { point in
+            switch point {
+            case .emptiedBeforeWake(let group) where group == id:
+                // Only the first return to zero is held.
+                if emptyings.increment() == 1 {
+                    leaverHeld.open()
+                    releaseLeaver.pass()
+                }
+            case .waiterWillSleep(let group) where group == id:
+                // The first sleep lets the late wake-up go; the second proves the
+                // waiter looked again after it and kept waiting.
+                if sleeps.increment() == 1 { releaseLeaver.open() } else { waiterLooked.open() }
+            default:
+                break
+            }
+        }
+        defer { DispatchGroup.hook.install(nil) }
+        group.enter()
+        onOwnThread { group.leave() }
+        #expect(leaverHeld.pass())
+        group.enter()
+        onOwnThread {
+            _ = group.wait(timeout: deadline())
+            if mainLeft.value == 0 { returnedEarly.increment() }
+            waiterLooked.open()
+            waiterDone.open()
+        }
+        #expect(waiterLooked.pass())
+        mainLeft.increment()
+        group.leave()
+        #expect(waiterDone.pass())
+        #expect(returnedEarly.value == 0, "the wait ended on the wake-up of a return to zero from before it began")
+        #expect(group.wait(timeout: .now()) == .success)
+    }
+
+    /// Counts the layout (`GroupState`) keeps apart: entries and closures of any number
+    /// up to the limits, a leave too many reading below zero, and the generation moving
+    /// only when the count returns to zero.
+    @Test func theStateWordCountsEntriesClosuresAndReturnsToZero() {
+        var state: Int64 = 0
+        for _ in 0..<3 { state = GroupState.entered(state, closures: 1) }
+        state = GroupState.entered(state, closures: 0)
+        #expect(GroupState.count(of: state) == 4)
+        #expect(GroupState.closures(of: state) == 3)
+        #expect(GroupState.generation(of: state) == 0)
+        state &+= GroupState.leaveDelta(closures: 2)
+        #expect(GroupState.count(of: state) == 2 && GroupState.closures(of: state) == 1)
+        state &+= GroupState.leaveDelta(closures: 0)
+        #expect(GroupState.generation(of: state) == 0)
+        state &+= GroupState.leaveDelta(closures: 1)
+        #expect(GroupState.count(of: state) == 0 && GroupState.closures(of: state) == 0)
+        #expect(GroupState.generation(of: state) == 1)
+        // Entering again from zero keeps the generation (an add would borrow from it).
+        state = GroupState.entered(state, closures: 0)
+        #expect(GroupState.generation(of: state) == 1 && GroupState.count(of: state) == 1)
+        state &+= GroupState.leaveDelta(closures: 0)
+        #expect(GroupState.generation(of: state) == 2)
+        // A leave too many reads as a count below zero, the generation kept.
+        state &+= GroupState.leaveDelta(closures: 0)
+        #expect(GroupState.count(of: state) == -1 && GroupState.generation(of: state) == 2)
+        // The largest count survives the trip through the field.
+        var full: Int64 = 0
+        let top = GroupState.maximumCount
+        full = (((1 << GroupState.countBits) - top) & GroupState.countFieldMask) << GroupState.closureBits
+        #expect(GroupState.count(of: full) == top)
+        // 256 returns to zero wrap the generation without touching the count.
+        var wrapping: Int64 = 0
+        for _ in 0..<256 {
+            wrapping = GroupState.entered(wrapping, closures: 1)
+            wrapping &+= GroupState.leaveDelta(closures: 1)
+        }
+        #expect(wrapping == 0)
+    }
+
     @Test func nestedEntersNeedEveryLeave() {
         let group = DispatchGroup()
         group.enter()
