@@ -41,7 +41,7 @@ public class DispatchGroup: DispatchObject, @unchecked Sendable {
     /// Counts one more piece of outstanding work, and `closures` (0 or 1) more closures
     /// holding the group; returns the state before. A compare-and-swap, not an add: an
     /// add that takes the count from zero would borrow from the generation.
-    @inline(__always)
+    @inline(__always) @discardableResult
     private func enter(closures: Int64) -> Int64 {
         var current = state.load(ordering: .relaxed)
         while true {
