@@ -531,6 +531,7 @@ sim-all:
 EPOLL_BENCH_ROWS := idle-wakeups,timers,timers-window,timers-cpu,strict-lateness,io-seq-read,io-random-read,io-pipe,io-threads
 bench: deps
 	$(SWIFT) build -c release --product ringlet
+	$(SWIFT) build -c release --product RingletAsyncMainBench
 	$$($(SWIFT) build -c release --show-bin-path)/ringlet bench
 	$$($(SWIFT) build -c release --show-bin-path)/ringlet bench --backend epoll --only $(EPOLL_BENCH_ROWS)
 

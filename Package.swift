@@ -130,11 +130,18 @@ let package = Package(
             dependencies: ["RingletFoundationCompat"],
             swiftSettings: [.swiftLanguageMode(.v6)]
         ),
-        // An async main that starts the runtime: Ringlet must leave Swift concurrency to
-        // the toolchain there (Tests/.../ConcurrencyMainTests).
+        // Async mains with only `import Ringlet`, run by the tests
+        // (Tests/.../ConcurrencyMainTests): Ringlet's executors from load.
         .executableTarget(
             name: "RingletAsyncMainProbe",
             dependencies: ["Ringlet"],
+            swiftSettings: [.swiftLanguageMode(.v6)]
+        ),
+        // The async-main rows of `ringlet bench`, a program of their own because their
+        // main is async (`make bench` builds it beside `ringlet`).
+        .executableTarget(
+            name: "RingletAsyncMainBench",
+            dependencies: ["Ringlet", "BenchSupport"],
             swiftSettings: [.swiftLanguageMode(.v6)]
         ),
         // Client programs, one per way of importing Ringlet, built from one source

@@ -41,6 +41,11 @@ package enum BenchRow: String, CaseIterable {
     case actorPingPong = "actor-ping-pong"
     case taskSleep = "task-sleep"
     case taskThreads = "task-threads"
+    /// The same three in a program whose main is async and that only imports Ringlet
+    /// (Sources/RingletAsyncMainBench): Ringlet's executors installed at load.
+    case asyncMainTaskSpawn = "async-main-task-spawn"
+    case asyncMainActorPingPong = "async-main-actor-ping-pong"
+    case asyncMainTaskThreads = "async-main-task-threads"
     /// The next two rows read one workload (`workload`): hops from the pool to `@MainActor`.
     case mainActorP50 = "main-actor-p50"
     case mainActorP99 = "main-actor-p99"

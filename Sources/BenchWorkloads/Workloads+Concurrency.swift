@@ -1,8 +1,8 @@
 // The Swift concurrency rows of `ringlet bench`: task groups, actors, Task.sleep,
 // blocking tasks and hops to the main actor. In BenchWorkloadsRinglet the tasks run on
-// Ringlet's executor (the child started the runtime from its synchronous main, so
-// Ringlet installed its executors: Concurrency article); in BenchWorkloadsDispatch on
-// the toolchain's default executor, in a child that never starts Ringlet.
+// Ringlet's executor (installed when the child was loaded: the Architecture article); in
+// BenchWorkloadsDispatch on the toolchain's default executor, in a child that never starts
+// Ringlet and keeps the toolchain's executors (RINGLET_SWIFT_CONCURRENCY=toolchain).
 #if BENCH_RINGLET
 import Ringlet
 #elseif BENCH_DISPATCH

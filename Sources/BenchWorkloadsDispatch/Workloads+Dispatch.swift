@@ -21,8 +21,29 @@ extension Workloads {
         touch.wait()
     }
 
-    /// Swift concurrency runs on the toolchain's default executor here: nothing to add.
-    static func concurrencyExecutor() -> [(String, Double)] { [] }
+    /// Swift concurrency runs on the toolchain's default executor here (the parent gives
+    /// this child RINGLET_SWIFT_CONCURRENCY=toolchain: the binary links Ringlet, whose
+    /// executors are otherwise installed at load). A task that ran on a Ringlet pool
+    /// thread means the baseline became Ringlet: the child fails, saying so.
+    static func concurrencyExecutor() -> [(String, Double)] {
+        let name = waitFor("") { currentThreadName() }
+        if name.hasPrefix("ringlet-") {
+            fputs("bench: the Dispatch side's task ran on Ringlet's thread '\(name)', not the toolchain's executor: "
+                + "run this child with RINGLET_SWIFT_CONCURRENCY=toolchain (ringlet bench does)\n", stderr)
+            exit(3)
+        }
+        return []
+    }
+
+    /// The calling thread's name (/proc/thread-self/comm).
+    private static func currentThreadName() -> String {
+        let fd = open("/proc/thread-self/comm", O_RDONLY)
+        guard fd >= 0 else { return "" }
+        defer { close(fd) }
+        var bytes = [UInt8](repeating: 0, count: 32)
+        let count = read(fd, &bytes, bytes.count)
+        return String(decoding: bytes.prefix(max(count, 0)).prefix { $0 != 10 }, as: UTF8.self)
+    }
 
     /// Ends the process after a row whose main thread never returns (`dispatchMain()`).
     static func endProcess() -> Never { exit(0) }

@@ -123,6 +123,29 @@ int rl_process_spawn_program_capturing(const char *path, const char *argument, c
     return pid;
 }
 
+int rl_process_spawn_program_with_env(const char *path, const char *argument, const char *assignment) {
+    extern char **environ;
+    size_t count = 0;
+    while (environ[count]) count++;
+    char **envp = calloc(count + 2, sizeof(char *));
+    if (!envp) return -ENOMEM;
+    for (size_t i = 0; i < count; i++) envp[i] = environ[i];
+    envp[count] = (char *)assignment;
+    pid_t pid = fork();
+    if (pid < 0) {
+        int saved = errno;
+        free(envp);
+        return -saved;
+    }
+    if (pid == 0) {
+        char *const argv[] = { (char *)path, (char *)argument, NULL };
+        execve(path, argv, envp);
+        _exit(127);
+    }
+    free(envp);
+    return pid;
+}
+
 long long rl_self_executable(char *buffer, unsigned long long size) {
     ssize_t length = readlink("/proc/self/exe", buffer, size);
     return length < 0 ? -errno : (long long)length;

@@ -1,3 +1,4 @@
+import Glibc
 import Ringlet
 import Synchronization
 
@@ -13,16 +14,18 @@ import Synchronization
 //   dispatch-main   @MainActor tasks and DispatchQueue.main items share one FIFO
 //   poll-loop       a main thread in its own poll(2) loop serves the main queue
 //                   through Runtime.mainQueueDescriptor() (OtherLoop.swift)
+//   swift-concurrency-off
+//                   the runtime starts with 'swiftConcurrency' false before any job:
+//                   Swift concurrency goes back to the toolchain's executors
 //
-// The main is synchronous: an async main's task is bound to the toolchain's main
-// executor before the runtime can start, so Ringlet leaves concurrency to the
-// toolchain there (ConcurrencyExecutors.install).
+// The main is synchronous; RingletAsyncMainProbe has the async ones.
 
 @main
 struct ConcurrencyProbe {
     static func main() {
         let scenario = CommandLine.arguments.dropFirst().first ?? ""
         if let misuse = MainQueueMisuse(rawValue: scenario) { misuse.run() }
+        if scenario == "swift-concurrency-off" { Probe.swiftConcurrencyOff() }
         do {
             try Runtime.start(configuration: RuntimeConfiguration(cores: 2))
         } catch {
@@ -49,6 +52,40 @@ struct ConcurrencyProbe {
             fail("unknown scenario '\(scenario)'")
         }
         dispatchMain()
+    }
+}
+
+extension Probe {
+    /// The `swiftConcurrency` key false, with no job run yet: the executors installed
+    /// at load are handed back, and a task runs on the toolchain's threads.
+    static func swiftConcurrencyOff() -> Never {
+        var configuration = RuntimeConfiguration(cores: 2)
+        configuration.swiftConcurrency = false
+        do {
+            try Runtime.start(configuration: configuration)
+        } catch {
+            fail("Runtime.start failed: \(error)")
+        }
+        if Runtime.current.runsSwiftConcurrency { fail("runsSwiftConcurrency is true with 'swiftConcurrency' false") }
+        let onPool = Atomic<Int>(-1)
+        let done = DispatchSemaphore(value: 0)
+        Task.detached {
+            onPool.store(Probe.threadName.hasPrefix("ringlet-") ? 1 : 0, ordering: .releasing)
+            done.signal()
+        }
+        if done.wait(timeout: .now() + .seconds(20)) != .success { fail("the task never ran") }
+        if onPool.load(ordering: .acquiring) != 0 { fail("a task ran on Ringlet's pool with 'swiftConcurrency' false") }
+        Runtime.exit(status: 0)
+    }
+
+    /// The calling thread's name (/proc/thread-self/comm).
+    static var threadName: String {
+        let fd = open("/proc/thread-self/comm", O_RDONLY)
+        guard fd >= 0 else { return "" }
+        defer { close(fd) }
+        var bytes = [UInt8](repeating: 0, count: 32)
+        let count = read(fd, &bytes, bytes.count)
+        return String(decoding: bytes.prefix(max(count, 0)).prefix { $0 != 10 }, as: UTF8.self)
     }
 }
 

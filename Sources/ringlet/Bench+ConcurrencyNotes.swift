@@ -45,6 +45,18 @@ extension Bench {
                 + "\(scale.blockingNanoseconds / 1_000_000) ms: the toolchain's executor peaks at "
                 + "\(int(dispatch, "peak")) threads (wall \(ms(dispatch["wall_ns"]))), Ringlet at "
                 + "\(int(ringlet, "peak")) (wall \(ms(ringlet["wall_ns"])))")
+        case .asyncMainTaskSpawn, .asyncMainActorPingPong, .asyncMainTaskThreads:
+            var text = "\(row.rawValue): a program whose main is async and that only imports Ringlet "
+                + "(Sources/RingletAsyncMainBench), the same binary on both sides: RINGLET_SWIFT_CONCURRENCY=toolchain "
+                + "for Dispatch's, Ringlet's executors installed at load for Ringlet's"
+            if row == .asyncMainTaskThreads {
+                text += "; \(scale.blockingTasks) tasks block \(scale.blockingNanoseconds / 1_000_000) ms each: the "
+                    + "toolchain's executor peaks at \(int(dispatch, "peak")) threads (wall \(ms(dispatch["wall_ns"]))), "
+                    + "Ringlet at \(int(ringlet, "peak")) (wall \(ms(ringlet["wall_ns"])))"
+            } else {
+                text += "; runs (ns per unit): Dispatch \(runs(dispatch)); Ringlet \(runs(ringlet))"
+            }
+            notes.append(text)
         case .mainActorP50, .mainActorP99:
             if row == .mainActorP99 {
                 notes.append("main-actor: \(int(ringlet, "samples")) awaits of MainActor.run from a detached task, "

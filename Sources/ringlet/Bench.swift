@@ -217,12 +217,18 @@ struct Bench: ParsableCommand {
                 var arguments = ["bench", "--child", row.workload.rawValue, "--side", side.rawValue]
                 if let variant { arguments += ["--variant", variant] }
                 if quick { arguments.append("--quick") }
+                var program = executable
+                if let child = row.childProgram {
+                    // A program of its own beside this one; the side is its environment.
+                    program = String(executable[..<(executable.lastIndex(of: "/") ?? executable.startIndex)]) + "/" + child
+                    arguments = [row.workload.rawValue] + (quick ? ["--quick"] : [])
+                }
                 // The traced row's Ringlet child writes its trace at exit to a file of
                 // this process's, removed once read (the parent's own runtime started
                 // long before: setting the variable here does not trace it).
                 let trace = row == .serialAsyncTraced && side == .ringlet ? "/tmp/ringlet-bench-\(getpid()).trace.json" : nil
                 if let trace { setenv("RINGLET_TRACE", trace, 1) }
-                var run = benchRunChild(executable, arguments, timeoutSeconds: row.timeoutSeconds(scale))
+                var run = benchRunChild(program, arguments, side: side, timeoutSeconds: row.timeoutSeconds(scale))
                 if let trace {
                     unsetenv("RINGLET_TRACE")
                     if access(trace, F_OK) != 0 && run.failure == nil { run.failure = "no trace file was written" }
@@ -390,7 +396,8 @@ struct Bench: ParsableCommand {
             return sensorNotes(row, dispatch: dispatch, ringlet: ringlet, scale: scale)
         case .timers, .timersWindow, .timersCPU, .energy, .strictLateness:
             return timerNotes(row, dispatch: dispatch, ringlet: ringlet, scale: scale)
-        case .taskSpawn, .actorPingPong, .taskSleep, .taskThreads, .mainActorP50, .mainActorP99:
+        case .taskSpawn, .actorPingPong, .taskSleep, .taskThreads, .mainActorP50, .mainActorP99,
+             .asyncMainTaskSpawn, .asyncMainActorPingPong, .asyncMainTaskThreads:
             return concurrencyNotes(row, dispatch: dispatch, ringlet: ringlet, scale: scale)
         case .ioSequential, .ioRandom, .ioPipe, .ioThreads:
             return ioNotes(row, dispatch: dispatch, ringlet: ringlet, scale: scale)

@@ -62,8 +62,12 @@ func benchExecutablePath() -> String {
 }
 
 /// Runs `executable arguments...` with stdout and stderr captured, kills it after
-/// `timeoutSeconds`, and parses `key value` lines from its stdout.
-func benchRunChild(_ executable: String, _ arguments: [String], timeoutSeconds: Int) -> BenchChildResult {
+/// `timeoutSeconds`, and parses `key value` lines from its stdout. The Dispatch side's
+/// child gets RINGLET_SWIFT_CONCURRENCY=toolchain: this binary links Ringlet, whose
+/// executors are otherwise Swift concurrency's from load, and that side's baseline must
+/// be the toolchain's executor.
+func benchRunChild(_ executable: String, _ arguments: [String], side: BenchSide,
+                   timeoutSeconds: Int) -> BenchChildResult {
     var out: [Int32] = [-1, -1]
     var err: [Int32] = [-1, -1]
     guard pipe(&out) == 0 else { return BenchChildResult(failure: "pipe() failed: errno \(errno)") }
@@ -81,7 +85,17 @@ func benchRunChild(_ executable: String, _ arguments: [String], timeoutSeconds: 
     let argv: [UnsafeMutablePointer<CChar>?] = ([executable] + arguments).map { strdup($0) } + [nil]
     defer { for arg in argv { free(arg) } }
     var pid = pid_t()
-    let rc = posix_spawn(&pid, executable, &actions, nil, argv, environ)
+    var environment: [UnsafeMutablePointer<CChar>?] = []
+    var index = 0
+    while let entry = environ[index] {
+        if !String(cString: entry).hasPrefix("RINGLET_SWIFT_CONCURRENCY=") { environment.append(entry) }
+        index += 1
+    }
+    let keep = side == .dispatch ? strdup("RINGLET_SWIFT_CONCURRENCY=toolchain") : nil
+    defer { free(keep) }
+    if let keep { environment.append(keep) }
+    environment.append(nil)
+    let rc = posix_spawn(&pid, executable, &actions, nil, argv, environment)
     close(out[1])
     close(err[1])
     guard rc == 0 else {

@@ -46,7 +46,7 @@ struct BenchSweepRunner {
     private func measure(_ sweep: BenchSweep, _ load: Int, _ side: BenchSide) -> BenchChildResult {
         var arguments = ["bench", "--sweep-child", sweep.rawValue, "--load", "\(load)", "--side", side.rawValue]
         if quick { arguments.append("--quick") }
-        return benchRunChild(benchExecutablePath(), arguments, timeoutSeconds: sweep.timeoutSeconds)
+        return benchRunChild(benchExecutablePath(), arguments, side: side, timeoutSeconds: sweep.timeoutSeconds)
     }
 
     private func printTable(_ sweep: BenchSweep, _ points: [BenchSweepPoint]) {

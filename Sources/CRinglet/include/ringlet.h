@@ -218,6 +218,15 @@ int rl_environment_trace(void);
 /// main queue then also runs inside Foundation's RunLoop.main): 1, or 0 when the
 /// program has none (ringlet_run_loop.c).
 int rl_run_loop_bridge_start(void);
+
+/// What the load-time constructor did about Swift concurrency's executors
+/// (ringlet_executors.c).
+#define RL_EXECUTORS_NOT_AVAILABLE 0       // no executor hooks in this build
+#define RL_EXECUTORS_INSTALLED 1           // Ringlet's, before main
+#define RL_EXECUTORS_KEPT_BY_ENVIRONMENT 2 // RINGLET_SWIFT_CONCURRENCY=toolchain
+#define RL_EXECUTORS_KEPT_BY_SYMBOL 3      // the program defines ringlet_keep_toolchain_executors
+#define RL_EXECUTORS_BAD_ENVIRONMENT 4     // RINGLET_SWIFT_CONCURRENCY has another value: kept
+int rl_executors_at_load(void);
 /// Reserves `bytes` of memory (malloc(3): large blocks are mapped and touched only
 /// when used); 0 when the system refuses (RLIMIT_AS, overcommit). Freed with free(3).
 void *rl_reserve_memory(unsigned long long bytes);

@@ -45,6 +45,9 @@ int rl_process_spawn_program(const char *path, const char *argument);
 /// The same with the child's stderr written to the file at `stderr_path` (created or
 /// truncated); a failed redirection exits 126.
 int rl_process_spawn_program_capturing(const char *path, const char *argument, const char *stderr_path);
+/// The same with `assignment` ("NAME=value") added to the child's environment, which
+/// is built before the fork (nothing allocates in the child).
+int rl_process_spawn_program_with_env(const char *path, const char *argument, const char *assignment);
 /// The path of the running executable (/proc/self/exe) into `buffer`: its length or -errno.
 long long rl_self_executable(char *buffer, unsigned long long size);
 /// Waits for child `pid`; its exit status (128 + signal when killed) or -errno.

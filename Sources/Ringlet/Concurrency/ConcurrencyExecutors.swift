@@ -1,23 +1,24 @@
-/// Whether Ringlet becomes Swift concurrency's executor when the runtime starts
-/// (Architecture, "Async code runs on the same pool").
+/// Whether Ringlet is Swift concurrency's executor (Architecture, "Async code runs on
+/// the same pool").
 ///
-/// - Full Swift 6.3 or later: with `swiftConcurrency` on, the runtime installs its
-///   default and main executors (RingletExecutorFactory.swift) as it starts, before it
-///   is published, so every job enqueued from then on runs on the pool. It does not
-///   when it starts inside a task on a thread it did not create — an `async main`, or
-///   the first task of a program that never started it: the toolchain's executors
-///   already run tasks, and those tasks stay bound to them (an `async main`'s task
-///   resumes on the toolchain's main executor, which Ringlet's main thread would never
-///   drain: the program would hang). It says so in one line; a synchronous `main` that
-///   calls `Runtime.start`, starts its tasks, then calls `dispatchMain()` avoids it.
+/// - Full Swift 6.3 or later: Ringlet's default and main executors
+///   (RingletExecutorFactory.swift) are installed when the program is loaded, before
+///   main (ringlet_executors.c), so an `async main` runs on them from its first line;
+///   no thread starts until a job or a queue needs the runtime. A program keeps the
+///   toolchain's executors with RINGLET_SWIFT_CONCURRENCY=toolchain or by defining
+///   `ringlet_keep_toolchain_executors`, and keeps them for its life: the runtime's
+///   start never switches executors, so nothing depends on which code started it. At
+///   the start, the `swiftConcurrency` key set to false hands Swift concurrency back to
+///   the toolchain when no job has reached Ringlet's executors yet; after that it
+///   cannot, and says so.
 /// - Swift before 6.3 (no executor hooks): never; async code stays on the toolchain's
 ///   executor and the key has no effect.
 /// - Embedded Swift: Ringlet always provides the executor entry points the Concurrency
 ///   library leaves to the program (EmbeddedExecutorHooks.swift), where that library
 ///   exists for the target.
 enum ConcurrencyExecutors {
-    /// Installs the executors when it should; returns whether Ringlet runs Swift
-    /// concurrency's jobs in this process.
+    /// Decides at the runtime's start; returns whether Ringlet runs Swift concurrency's
+    /// jobs in this process.
     static func install(_ configuration: RuntimeConfiguration) -> Bool {
         #if hasFeature(Embedded)
         #if canImport(_Concurrency)
@@ -26,15 +27,33 @@ enum ConcurrencyExecutors {
         return false
         #endif
         #elseif compiler(>=6.3)
+        let atLoad = ExecutorsAtLoad.current
+        if atLoad == .installed {
+            if configuration.swiftConcurrency { return true }
+            if !MainJobsBeforeStart.shared.sawJobBeforeStart {
+                restoreToolchainExecutors()
+                return false
+            }
+            writeToStandardError("Ringlet: note: 'swiftConcurrency' is false, but Swift concurrency's jobs already run "
+                + "on Ringlet's executors, installed when the program was loaded (an async main's first job was one): "
+                + "they stay there. To keep the toolchain's executors, set RINGLET_SWIFT_CONCURRENCY=toolchain in the "
+                + "environment or define ringlet_keep_toolchain_executors in the program")
+            return true
+        }
+        if atLoad == .badEnvironment {
+            let value = ThreadControl.environment("RINGLET_SWIFT_CONCURRENCY") ?? ""
+            writeToStandardError("Ringlet: warning: RINGLET_SWIFT_CONCURRENCY=\(value) is neither 'toolchain' nor "
+                + "'ringlet'; Swift concurrency was left on the toolchain's executors. Unset it, or set it to one of those")
+        }
+        // Kept before main: the executor stays the toolchain's for the process's life, so
+        // nothing depends on which code started the runtime first.
+        if atLoad != .notAvailable { return false }
         guard configuration.swiftConcurrency else { return false }
         let context = ThreadContext.current
         if insideTask && context.worker == nil {
-            let place = context.isMainThread ? "in an async main (its task is bound to the toolchain's main executor)"
-                : "inside a task on a thread Ringlet did not create"
             writeToStandardError("Ringlet: note: Swift concurrency stays on the toolchain's executor: the runtime "
-                + "started \(place), so that executor already runs tasks. Start the runtime before the first task "
-                + "(a synchronous main: Runtime.start, then the tasks, then dispatchMain()) to run async code on "
-                + "Ringlet's pool, or set 'swiftConcurrency' to false to say it is meant")
+                + "started inside a task, and this program was linked without Ringlet's load-time install "
+                + "(ringlet_executors.c); link it to run async code on Ringlet's pool")
             return false
         }
         installHooks()

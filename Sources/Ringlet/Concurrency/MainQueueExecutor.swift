@@ -19,6 +19,16 @@ final class MainQueueExecutor: SerialExecutor, @unchecked Sendable {
     /// A node on the main queue's FIFO, at the job's priority (the main thread runs it
     /// whatever the priority; it orders nothing there but what is reported).
     static func enqueue(_ job: UnownedJob) {
+        #if !hasFeature(Embedded) && compiler(>=6.3)
+        // Before the runtime has started, an async main's jobs wait without starting it.
+        if !MainJobsBeforeStart.shared.movedToMainQueue, MainJobsBeforeStart.shared.hold(job) { return }
+        #endif
+        push(job)
+    }
+
+    /// `enqueue` onto the main queue's FIFO, without looking at the jobs held before the
+    /// runtime started (MainJobsBeforeStart).
+    static func push(_ job: UnownedJob) {
         let address = JobRunner.address(of: job)
         let main = DispatchQueue.main
         let node = ThreadContext.withCurrent { context in

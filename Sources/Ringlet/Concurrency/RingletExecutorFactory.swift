@@ -16,6 +16,7 @@ final class PoolExecutor: TaskExecutor, SchedulingExecutor, @unchecked Sendable 
     static let shared = PoolExecutor()
 
     func enqueue(_ job: consuming ExecutorJob) {
+        MainJobsBeforeStart.shared.noteJob()
         GlobalJobs.enqueue(UnownedJob(job))
     }
 
@@ -55,11 +56,16 @@ final class PoolExecutor: TaskExecutor, SchedulingExecutor, @unchecked Sendable 
 extension MainQueueExecutor: MainExecutor {
     func run() throws {
         requireMainThread("run()")
+        // An async main's first slice, and the jobs after it, run here until something
+        // starts the runtime (MainJobsBeforeStart): a program that never uses Ringlet
+        // starts no thread.
+        guard MainJobsBeforeStart.shared.runUntilRuntimeStarts({ false }) else { return }
         MainThread.shared.drain(until: { false })
     }
 
     func runUntil(_ condition: () -> Bool) throws {
         requireMainThread("runUntil(_:)")
+        guard MainJobsBeforeStart.shared.runUntilRuntimeStarts(condition) else { return }
         MainThread.shared.drain(until: condition)
     }
 
@@ -81,8 +87,21 @@ struct RingletExecutorFactory: ExecutorFactory {
     static var defaultExecutor: any TaskExecutor { PoolExecutor.shared }
 }
 
+/// The load-time install (ringlet_executors.c calls it from a constructor, before
+/// main, unless the program keeps the toolchain's executors).
+@_cdecl("ringlet_install_executors_at_load")
+func ringletInstallExecutorsAtLoad() {
+    _createExecutors(factory: RingletExecutorFactory.self)
+}
+
 extension ConcurrencyExecutors {
     static var hooksAvailable: Bool { true }
+
+    /// Gives Swift concurrency back to the toolchain's executors, before any job reached
+    /// Ringlet's (the `swiftConcurrency` key says false).
+    static func restoreToolchainExecutors() {
+        _createExecutors(factory: PlatformExecutorFactory.self)
+    }
 
     static func installHooks() {
         _createExecutors(factory: RingletExecutorFactory.self)

@@ -104,12 +104,15 @@ public struct RuntimeConfiguration: Sendable, Equatable {
     /// why). RINGLET_BACKEND overrides it. See `KernelBackend` and `Runtime.backend`.
     public var backend: BackendChoice
     /// Ringlet is the executor of Swift concurrency (`swiftConcurrency`, default true):
-    /// when the runtime starts it installs itself as the default and main executor, so
+    /// its default and main executors, installed when the program is loaded, stay, so
     /// tasks, `async let`, task groups and default actors run on the pool under strict
     /// QoS, `@MainActor` shares the main queue's FIFO and `Task.sleep` is a window in the
-    /// manager's timers. False leaves async code to the toolchain's executor (Dispatch's
-    /// threads). No effect where the toolchain lacks the executor hooks (Swift before
-    /// 6.3), and none in Embedded Swift, where Ringlet always provides the executor.
+    /// manager's timers. False hands async code back to the toolchain's executor
+    /// (Dispatch's threads) at the start, when no job has reached Ringlet's yet; after
+    /// that (an async main's first job) it cannot, and the start says so: keep the
+    /// toolchain's from load with RINGLET_SWIFT_CONCURRENCY=toolchain instead. No effect
+    /// where the toolchain lacks the executor hooks (Swift before 6.3), and none in
+    /// Embedded Swift, where Ringlet always provides the executor.
     public var swiftConcurrency: Bool
     /// The signal that makes the runtime write its live dump (`Runtime.dump()`) to
     /// stderr and to `/tmp/ringlet-dump-<pid>.txt` without stopping the process
@@ -315,8 +318,10 @@ public enum RuntimeError: Error, CustomStringConvertible {
         case .invalidConfiguration(let key, let reason):
             return "invalid runtime configuration: key '\(key)' \(reason)"
         case .alreadyStarted:
-            return "Runtime.start(configuration:) was called after the runtime had started (it starts on "
-                + "first use of a queue); call it first thing in main()"
+            return "Runtime.start(configuration:) was called after the runtime had started: it starts on the "
+                + "first use of a queue or a timer, or on Swift concurrency's first job (a Task, an actor, "
+                + "Task.sleep; in an async main too). Call Runtime.start first thing in main, before any of those, or "
+                + "name the board with RINGLET_BOARD instead"
         case .ioUringUnavailable(let refusal):
             return refusal.description
         case .epollUnavailable(let call, let errno, let refusal):

@@ -74,6 +74,10 @@ final class MainThread: @unchecked Sendable {
     /// Drains the main queue until `condition` holds (looked at before each batch and
     /// after each wake-up) or `stop()` is called. Called on the main thread only.
     func drain(until condition: () -> Bool) {
+        #if !hasFeature(Embedded) && compiler(>=6.3)
+        // Main-actor jobs held before the runtime started go first (MainJobsBeforeStart).
+        MainJobsBeforeStart.shared.moveToMainQueue()
+        #endif
         let main = DispatchQueue.main
         let context = ThreadContext.current
         var watch = self.watch ?? MainThreadWatch(spinMicroseconds: RuntimeParts.shared.spinMicroseconds,

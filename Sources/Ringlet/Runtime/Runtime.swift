@@ -182,6 +182,10 @@ private final class StartRequest: @unchecked Sendable {
             let made = try Runtime.make(configuration, profile: profile)
             lock.withLock { runtime = made }
             published.post(wake: Int32.max)
+            Self.runtimeDidStart()
+            // Not inside `Runtime.shared`'s initialisation here: main-actor jobs held
+            // before the start go to the main queue now, ahead of anything submitted next.
+            Runtime.moveHeldMainJobs()
             return made
         } catch {
             // Threads already created stay parked; a later start may try again.
@@ -189,6 +193,16 @@ private final class StartRequest: @unchecked Sendable {
             published.post(wake: Int32.max)
             throw error
         }
+    }
+
+    /// Tells the main executor's loop before the start (MainJobsBeforeStart) that the
+    /// runtime is there. Pushes nothing: this may run inside `Runtime.shared`'s
+    /// initialisation, which a push would enter again (`Runtime.moveHeldMainJobs` pushes,
+    /// after it).
+    private static func runtimeDidStart() {
+        #if !hasFeature(Embedded) && compiler(>=6.3)
+        MainJobsBeforeStart.shared.runtimeDidStart()
+        #endif
     }
 
     /// The runtime for `Runtime.shared`: the explicitly started one (waiting for it
@@ -208,6 +222,7 @@ private final class StartRequest: @unchecked Sendable {
                     let profile = Runtime.profileForFirstUse(FirstUseBoard.choose())
                     let made = try Runtime.make(profile?.configuration ?? .derived(), profile: profile)
                     lock.withLock { runtime = made }
+                    Self.runtimeDidStart()
                     return made
                 } catch {
                     ringletMisuse("the runtime could not start: \(error)")
@@ -220,6 +235,16 @@ private final class StartRequest: @unchecked Sendable {
 }
 
 extension Runtime {
+    /// Moves the main-actor jobs held before the start to the main queue, in order
+    /// (MainJobsBeforeStart), once the runtime's parts are published or an explicit start
+    /// returns: before anything submitted after the start reaches the main queue, and
+    /// whether or not the main thread ever drains it (the stall report then names it).
+    static func moveHeldMainJobs() {
+        #if !hasFeature(Embedded) && compiler(>=6.3)
+        MainJobsBeforeStart.shared.moveToMainQueue()
+        #endif
+    }
+
     /// The profile board selection chose (`BoardSelection.profileForFirstUse()`), or
     /// nil for `RuntimeConfiguration.derived()`: also when the program was linked
     /// without selection (for an explicit start) yet used the runtime before starting

@@ -31,7 +31,11 @@ struct RuntimeParts {
         block.initialize(to: RuntimeParts(Runtime.shared))
         let (exchanged, winner) = published.compareExchange(expected: 0, desired: UInt(bitPattern: block),
                                                             ordering: .acquiringAndReleasing)
-        if exchanged { return block.pointee }
+        if exchanged {
+            // The first use that started the runtime: jobs held before it go first.
+            Runtime.moveHeldMainJobs()
+            return block.pointee
+        }
         block.deinitialize(count: 1)
         block.deallocate()
         return UnsafePointer<RuntimeParts>(bitPattern: winner)!.pointee

@@ -39,10 +39,46 @@ import Testing
         #expect(Self.runProbe("dispatch-main") == 0, "probe at \(Self.probePath ?? "?")")
     }
 
-    /// An async main's task is bound to the toolchain's main executor before the runtime
-    /// can start: Ringlet leaves Swift concurrency there, and the main's awaits resume.
-    @Test func anAsyncMainKeepsTheToolchainsExecutors() {
-        #expect(Self.runProbe("", program: "RingletAsyncMainProbe") == 0,
-                "probe at \(Self.programPath("RingletAsyncMainProbe") ?? "?")")
+    static func runAsyncMain(_ scenario: String, environment: String? = nil) -> Int32 {
+        guard let path = programPath("RingletAsyncMainProbe") else { return -1 }
+        let pid = environment.map { rl_process_spawn_program_with_env(path, scenario, $0) }
+            ?? rl_process_spawn_program(path, scenario)
+        guard pid > 0 else { return pid }
+        return rl_process_reap(pid)
+    }
+
+    /// An async main with only the import: its first line may still configure the
+    /// runtime (nothing has run: its first job waited on the main thread), and its
+    /// tasks, group, actor, main-actor hops and 256 sleeps run on the pool, the
+    /// process's threads never more than the pool's.
+    @Test func anAsyncMainRunsOnThePoolAndMayStartTheRuntimeFirst() {
+        #expect(Self.runAsyncMain("start-first") == 0, "RingletAsyncMainProbe start-first (its stdout says what failed)")
+    }
+
+    /// The same without `Runtime.start`: the first task starts the runtime.
+    @Test func anAsyncMainStartsTheRuntimeOnItsFirstTask() {
+        #expect(Self.runAsyncMain("first-use") == 0, "RingletAsyncMainProbe first-use")
+    }
+
+    /// `Runtime.start` after a task has run throws `.alreadyStarted`, naming the cause
+    /// and the fix.
+    @Test func startingAfterATaskRanSaysWhyAndWhatToDo() {
+        #expect(Self.runAsyncMain("start-late") == 0, "RingletAsyncMainProbe start-late")
+    }
+
+    /// An async main that never uses Ringlet starts no thread of it.
+    @Test func anAsyncMainThatNeverUsesRingletStartsNoThread() {
+        #expect(Self.runAsyncMain("unused") == 0, "RingletAsyncMainProbe unused")
+    }
+
+    /// RINGLET_SWIFT_CONCURRENCY=toolchain keeps the toolchain's executors.
+    @Test func theEnvironmentKeepsTheToolchainsExecutors() {
+        #expect(Self.runAsyncMain("toolchain", environment: "RINGLET_SWIFT_CONCURRENCY=toolchain") == 0,
+                "RingletAsyncMainProbe toolchain")
+    }
+
+    /// 'swiftConcurrency' false at a start before any job hands the executors back.
+    @Test func theKeyOffBeforeAnyJobHandsTheExecutorsBack() {
+        #expect(Self.runProbe("swift-concurrency-off") == 0, "RingletConcurrencyProbe swift-concurrency-off")
     }
 }
