@@ -63,3 +63,12 @@ ioBufferBytes = 1048576
 backend = auto
 # Swift concurrency (tasks, actors, Task.sleep) on Ringlet's pool; false: the toolchain's executor
 swiftConcurrency = true
+
+# Memory-pressure sources (PSI): .warning at this share of `some` stall, .critical at this share of `full`
+# stall, over the window; how often a raised level looks for the fall, and the rate of reading the file
+# where the kernel refuses a trigger
+memoryWarningSomePercent = 10
+memoryCriticalFullPercent = 5
+memoryPressureWindowMilliseconds = 2000
+memoryPressureRecheckMilliseconds = 1000
+memoryPressurePollMilliseconds = 2000

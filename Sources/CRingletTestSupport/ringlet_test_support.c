@@ -1,5 +1,6 @@
 // ringlet_test_support.c — the helpers of ringlet_test_support.h.
 #include "ringlet_test_support.h"
+#include <sys/stat.h>
 
 #include <errno.h>
 #include <dirent.h>
@@ -311,4 +312,51 @@ int rl_test_vm_flags(const void *address, char *out, int capacity) {
     }
     fclose(smaps);
     return found;
+}
+
+static int rl_write_text(const char *path, const char *text) {
+    int fd = open(path, O_WRONLY | O_CLOEXEC);
+    if (fd < 0) return -errno;
+    ssize_t n = write(fd, text, strlen(text));
+    int saved = errno;
+    close(fd);
+    return n < 0 ? -saved : 0;
+}
+
+int rl_memory_squeeze(const char *cgroup_dir, long long limit_bytes, long long hold_bytes,
+                      const char *file_path, long long file_bytes, int seconds) {
+    if (mkdir(cgroup_dir, 0755) != 0 && errno != EEXIST) return -errno;
+    char path[512], text[64];
+    snprintf(path, sizeof path, "%s/memory.limit_in_bytes", cgroup_dir);
+    snprintf(text, sizeof text, "%lld", limit_bytes);
+    int rc = rl_write_text(path, text);
+    if (rc < 0) return rc;
+    char procs[512];
+    snprintf(procs, sizeof procs, "%s/cgroup.procs", cgroup_dir);
+    pid_t pid = fork();
+    if (pid < 0) return -errno;
+    if (pid > 0) return pid;
+    // The child: nothing here may depend on the parent's threads.
+    snprintf(text, sizeof text, "%d", (int)getpid());
+    if (rl_write_text(procs, text) < 0) _exit(2);
+    char *hold = malloc((size_t)hold_bytes);
+    if (!hold) _exit(3);
+    for (long long i = 0; i < hold_bytes; i += 4096) hold[i] = 1;
+    static char block[1 << 16];
+    memset(block, 0x5a, sizeof block);
+    int fd = open(file_path, O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+    if (fd < 0) _exit(4);
+    for (long long written = 0; written < file_bytes; written += (long long)sizeof block) {
+        if (write(fd, block, sizeof block) < 0) _exit(5);
+    }
+    struct timespec start, now;
+    clock_gettime(CLOCK_MONOTONIC, &start);
+    do {
+        lseek(fd, 0, SEEK_SET);
+        while (read(fd, block, sizeof block) > 0) {}
+        clock_gettime(CLOCK_MONOTONIC, &now);
+    } while (now.tv_sec - start.tv_sec < seconds);
+    close(fd);
+    unlink(file_path);
+    _exit(hold[0] == 1 ? 0 : 6);
 }

@@ -227,6 +227,16 @@ int rl_run_loop_bridge_start(void);
 #define RL_EXECUTORS_KEPT_BY_SYMBOL 3      // the program defines ringlet_keep_toolchain_executors
 #define RL_EXECUTORS_BAD_ENVIRONMENT 4     // RINGLET_SWIFT_CONCURRENCY has another value: kept
 int rl_executors_at_load(void);
+
+/// A PSI trigger (`some|full <stall µs> <window µs>`) on the pressure file at `path`:
+/// the descriptor, which signals POLLPRI when the trigger fires, or -errno (EPERM before
+/// Linux 6.5 without CAP_SYS_RESOURCE; EINVAL for a window an unprivileged process may
+/// not use, one not a multiple of 2 s; ENOENT or EOPNOTSUPP without PSI)
+/// (ringlet_pressure.c).
+int rl_psi_trigger(const char *path, const char *trigger);
+/// madvise(MADV_DONTNEED) over `length` bytes at the page-aligned `address`: the pages
+/// go back to the system and read as zeros when next touched. 0 or -errno.
+int rl_give_back_pages(void *address, unsigned long long length);
 /// Reserves `bytes` of memory (malloc(3): large blocks are mapped and touched only
 /// when used); 0 when the system refuses (RLIMIT_AS, overcommit). Freed with free(3).
 void *rl_reserve_memory(unsigned long long bytes);
@@ -359,6 +369,7 @@ int rl_thread_set_io_priority(unsigned short ioprio);
 
 /// poll(2) event bits, as the kernel defines them.
 #define RL_POLLIN  0x001U
+#define RL_POLLPRI 0x002U
 #define RL_POLLOUT 0x004U
 #define RL_POLLERR 0x008U
 #define RL_POLLHUP 0x010U

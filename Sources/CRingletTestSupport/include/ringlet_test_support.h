@@ -48,6 +48,17 @@ int rl_process_spawn_program_capturing(const char *path, const char *argument, c
 /// The same with `assignment` ("NAME=value") added to the child's environment, which
 /// is built before the fork (nothing allocates in the child).
 int rl_process_spawn_program_with_env(const char *path, const char *argument, const char *assignment);
+/// A memory squeeze that makes the kernel count memory stalls (PSI) on a machine with a
+/// cgroup v1 memory controller: makes the cgroup `cgroup_dir` (under
+/// /sys/fs/cgroup/memory) with a limit of `limit_bytes`, and starts a child in it that
+/// holds `hold_bytes` of anonymous memory, writes a file of `file_bytes` at `file_path`
+/// (its page cache charged to the cgroup) and reads it again and again: the reads find
+/// their pages reclaimed, and the reclaim in the cgroup's charges is a memory stall.
+/// Returns the child's pid (kill it to end the squeeze), or -errno when the cgroup
+/// cannot be made (not root, no v1 memory controller). The child exits 0 after
+/// `seconds`.
+int rl_memory_squeeze(const char *cgroup_dir, long long limit_bytes, long long hold_bytes,
+                      const char *file_path, long long file_bytes, int seconds);
 /// The path of the running executable (/proc/self/exe) into `buffer`: its length or -errno.
 long long rl_self_executable(char *buffer, unsigned long long size);
 /// Waits for child `pid`; its exit status (128 + signal when killed) or -errno.

@@ -16,6 +16,8 @@ public enum BoardProfileKey: Int, CaseIterable, Sendable {
     case backgroundLeewayPercent, backgroundLeewayMaxMilliseconds, utilityLeewayPercent
     case utilityLeewayMaxMilliseconds, ioQueueDepth, ioChunkBytes, ioRequests, ioBufferBytes, sources, backend
     case swiftConcurrency, dumpSignal, trace, traceEvents, mallocArenas
+    case memoryWarningSomePercent, memoryCriticalFullPercent, memoryPressureWindowMilliseconds
+    case memoryPressureRecheckMilliseconds, memoryPressurePollMilliseconds
 
     /// What a key's value is written as.
     public enum Kind: UInt8, Sendable, Equatable {
@@ -85,6 +87,11 @@ public enum BoardProfileKey: Int, CaseIterable, Sendable {
         case .trace: return .special("trace", .text)
         case .traceEvents: return .runtime("traceEvents", 16...(1 << 24))
         case .mallocArenas: return .runtime("mallocArenas", 0...1024, derived: true)
+        case .memoryWarningSomePercent: return .runtime("memoryWarningSomePercent", 1...100)
+        case .memoryCriticalFullPercent: return .runtime("memoryCriticalFullPercent", 1...100)
+        case .memoryPressureWindowMilliseconds: return .runtime("memoryPressureWindowMilliseconds", 500...10_000)
+        case .memoryPressureRecheckMilliseconds: return .runtime("memoryPressureRecheckMilliseconds", 100...60_000)
+        case .memoryPressurePollMilliseconds: return .runtime("memoryPressurePollMilliseconds", 100...60_000)
         }
     }
 
@@ -178,6 +185,11 @@ extension RuntimeConfiguration {
         case .sources: return body(&sources)
         case .traceEvents: return body(&traceEvents)
         case .mallocArenas: return body(&mallocArenas)
+        case .memoryWarningSomePercent: return body(&memoryWarningSomePercent)
+        case .memoryCriticalFullPercent: return body(&memoryCriticalFullPercent)
+        case .memoryPressureWindowMilliseconds: return body(&memoryPressureWindowMilliseconds)
+        case .memoryPressureRecheckMilliseconds: return body(&memoryPressureRecheckMilliseconds)
+        case .memoryPressurePollMilliseconds: return body(&memoryPressurePollMilliseconds)
         default: return nil
         }
     }

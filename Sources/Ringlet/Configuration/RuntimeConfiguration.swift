@@ -165,6 +165,24 @@ public struct RuntimeConfiguration: Sendable, Equatable {
     /// to a power of two; 32 bytes each): when a ring is full its oldest events are
     /// overwritten and the file says how many were dropped. Memory only while tracing.
     public var traceEvents: Int = 16_384
+    /// A memory-pressure source says `.warning` when some task stalled on memory for at
+    /// least this share of the window (`memoryWarningSomePercent`, 1...100, default 10:
+    /// PSI's `some` line), and `.critical` when every non-idle task stalled at once for
+    /// at least `memoryCriticalFullPercent` of it (1...100, default 5: the `full` line).
+    public var memoryWarningSomePercent: Int = 10
+    public var memoryCriticalFullPercent: Int = 5
+    /// The window those shares are measured over (`memoryPressureWindowMilliseconds`,
+    /// 500...10000, default 2000: a multiple of 2 s, which a PSI trigger of a process
+    /// without CAP_SYS_RESOURCE needs on Linux 6.5 and later).
+    public var memoryPressureWindowMilliseconds: Int = 2000
+    /// How often a raised level looks for the pressure to have fallen
+    /// (`memoryPressureRecheckMilliseconds`, 100...60000, default 1000): a coalescing
+    /// timer that runs only while `.warning` or `.critical` is in force.
+    public var memoryPressureRecheckMilliseconds: Int = 1000
+    /// How often the pressure file is read where the kernel refuses a trigger (before
+    /// Linux 6.5 without CAP_SYS_RESOURCE) (`memoryPressurePollMilliseconds`,
+    /// 100...60000, default 1000): a coalescing timer while a source is active.
+    public var memoryPressurePollMilliseconds: Int = 1000
 
     /// The signals `dumpSignal` accepts, with their profile spelling.
     public static let dumpSignals: [(name: String, number: Int32)] = [("SIGQUIT", 3), ("SIGUSR1", 10), ("SIGUSR2", 12)]

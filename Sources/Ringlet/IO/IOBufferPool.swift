@@ -77,6 +77,17 @@ final class IOBufferPool: @unchecked Sendable {
         return UnsafeMutableRawPointer.allocate(byteCount: capacity, alignment: 4096)
     }
 
+    /// Memory pressure reached `.critical` (MemoryPressureWatch): the pages of the buffers
+    /// kept for reuse go back to the system, the buffers themselves stay kept and are
+    /// faulted in again when next used. Returns the bytes given back.
+    func trim() -> Int {
+        lock.withLock {
+            var given = 0
+            for buffer in kept where Memory.giveBackPages(buffer, length: chunkBytes) { given += chunkBytes }
+            return given
+        }
+    }
+
     /// A buffer comes back (its last data is gone, or its read failed).
     func giveBack(_ buffer: UnsafeMutableRawPointer, capacity: Int) {
         if capacity == chunkBytes {

@@ -44,6 +44,10 @@ extension Runtime {
         text += "    sources: \(manager.activeSources.load(ordering: .relaxed)) active of \(configuration.sources) "
             + "('sources')\n"
         text += "    timers: \(counters.armedTimers) armed; the manager woke \(counters.wakeups) time(s) since start\n"
+        if MemoryTrim.trims > 0 {
+            text += "    memory pressure: \(MemoryTrim.trims) trim(s) at .critical gave \(MemoryTrim.bytes) bytes "
+                + "back to the system\n"
+        }
         if let engine = manager.ioEngineIfMade {
             let io = engine.counters
             text += "    I/O requests: \(io.inFlight) in flight of \(configuration.ioRequests) ('ioRequests'), "

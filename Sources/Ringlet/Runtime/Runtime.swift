@@ -155,7 +155,8 @@ public final class Runtime: @unchecked Sendable {
             workerWakesInManagerWait: manager.workerWakesInWaitCount,
             strictTimerFiresStaged: StrictTimerStages.stagedCount,
             strictTimerFiresReachedLate: StrictTimerStages.reachedLateCount,
-            traceEventsRecorded: TraceRecorder.shared.recordedTotal)
+            traceEventsRecorded: TraceRecorder.shared.recordedTotal,
+            memoryPressureTrims: MemoryTrim.trims, memoryTrimmedBytes: MemoryTrim.bytes)
     }
 }
 

@@ -127,6 +127,11 @@ public struct RuntimeStatistics: Sendable {
     /// Trace events every thread has recorded since start, kept or since overwritten
     /// (0 with tracing off: no thread has a ring; Observing, "The trace timeline").
     public let traceEventsRecorded: Int
+    /// Times a memory-pressure source saw `.critical` and the runtime gave memory back,
+    /// and the bytes it gave back in all (the pages of the I/O buffers kept for reuse;
+    /// `DispatchSource.makeMemoryPressureSource`). The pools keep their capacity.
+    public let memoryPressureTrims: Int
+    public let memoryTrimmedBytes: Int
 
     /// Every thread the runtime created: workers, reserve, the manager and the I/O helpers.
     public var runtimeThreads: Int { workers + reserve + managerThreads + ioThreads }

@@ -32,7 +32,7 @@ extension DispatchSource {
         case .timer, .dataAdd, .signal:
             if value == 0 { return }
             pending.wrappingAdd(value, ordering: .acquiringAndReleasing)
-        case .dataOr, .read, .write, .process, .fileSystem:
+        case .dataOr, .read, .write, .process, .fileSystem, .memoryPressure, .pressureTrigger:
             if value == 0 { return }
             pending.bitwiseOr(value, ordering: .acquiringAndReleasing)
         }

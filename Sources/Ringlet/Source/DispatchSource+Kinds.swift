@@ -123,9 +123,15 @@ extension DispatchSource {
         return DispatchSource(kind: .fileSystem(fileDescriptor, eventMask), queue: queue).usingKernelSources()
     }
 
-    /// Read, write, signal, process and file-system sources: the manager's code for
+    /// A PSI trigger's descriptor watched for POLLPRI, owned by the source (closed when
+    /// it is let go): MemoryPressureWatch's, activated by it.
+    static func makePressureTrigger(fileDescriptor: Int32, queue: DispatchQueue) -> DispatchSource {
+        DispatchSource(kind: .pressureTrigger(fileDescriptor), queue: queue).usingKernelSources()
+    }
+
+    /// Read, write, signal, process, file-system and memory-pressure sources: the manager's code for
     /// their kernel side is installed (and linked) only through here.
-    private func usingKernelSources() -> DispatchSource {
+    func usingKernelSources() -> DispatchSource {
         manager.useKernelSources()
         return self
     }

@@ -30,6 +30,10 @@ public class DispatchSource: DispatchObject, @unchecked Sendable {
         case signal(Int32)
         case process(Int32, DispatchSource.ProcessEvent)
         case fileSystem(Int32, DispatchSource.FileSystemEvent)
+        case memoryPressure(DispatchSource.MemoryPressureEvent)
+        /// A PSI trigger's descriptor, owned (POLLPRI): a memory-pressure source's own
+        /// watch (MemoryPressureWatch), never made by a program.
+        case pressureTrigger(Int32)
     }
 
     /// A handler as given: a closure or a work item.
@@ -125,6 +129,8 @@ public class DispatchSource: DispatchObject, @unchecked Sendable {
         case .signal(let signo): what = "signal source for signal \(signo)"
         case .process(let pid, _): what = "process source for pid \(pid)"
         case .fileSystem(let fd, _): what = "file-system source on fd \(fd)"
+        case .memoryPressure: what = "memory-pressure source"
+        case .pressureTrigger(let fd): what = "memory-pressure trigger on fd \(fd)"
         }
         return "\(what) (queue '\(lock.withLock { targetLabel })')"
     }
@@ -147,7 +153,7 @@ public class DispatchSource: DispatchObject, @unchecked Sendable {
         case .read(let fd), .write(let fd), .fileSystem(let fd, _): return UInt(bitPattern: Int(fd))
         case .signal(let signo): return UInt(bitPattern: Int(signo))
         case .process(let pid, _): return UInt(bitPattern: Int(pid))
-        case .timer, .dataAdd, .dataOr, .dataReplace: return 0
+        case .timer, .dataAdd, .dataOr, .dataReplace, .memoryPressure, .pressureTrigger: return 0
         }
     }
 
@@ -155,6 +161,7 @@ public class DispatchSource: DispatchObject, @unchecked Sendable {
         switch kind {
         case .process(_, let events): return events.rawValue
         case .fileSystem(_, let events): return events.rawValue
+        case .memoryPressure(let events): return events.rawValue
         default: return 0
         }
     }
@@ -209,7 +216,7 @@ public class DispatchSource: DispatchObject, @unchecked Sendable {
 
 extension DispatchSource: DispatchSourceProtocol, DispatchSourceRead, DispatchSourceWrite, DispatchSourceSignal,
     DispatchSourceUserDataAdd, DispatchSourceUserDataOr, DispatchSourceUserDataReplace, DispatchSourceTimer,
-    DispatchSourceProcess, DispatchSourceFileSystemObject {
+    DispatchSourceProcess, DispatchSourceFileSystemObject, DispatchSourceMemoryPressure {
     public func add(data: UInt) { merge(data) }
     public func or(data: UInt) { merge(data) }
     public func replace(data: UInt) { merge(data) }

@@ -22,6 +22,7 @@ extension ManagerThread {
         case .write(let descriptor): (fd, events, multishot) = (descriptor, Descriptors.writable, multishotPolls)
         case .process: (fd, events, multishot) = (source.registration.ownedFD, Descriptors.readable, false)
         case .fileSystem: (fd, events, multishot) = (source.registration.ownedFD, Descriptors.readable, multishotPolls)
+        case .pressureTrigger(let trigger): (fd, events, multishot) = (trigger, PressureFiles.triggered, multishotPolls)
         default: return
         }
         let data = sourceUserData(.poll, source)
@@ -137,7 +138,7 @@ extension ManagerThread {
     func deliverPollEvent(_ source: DispatchSource, revents: UInt32) {
         if let trace { traceSourceEvent(source, trace) }
         switch source.kind {
-        case .read, .write:
+        case .read, .write, .pressureTrigger:
             source.post(1)
         case .process(_, let mask):
             if mask.contains(.exit) { source.post(DispatchSource.ProcessEvent.exit.rawValue) }

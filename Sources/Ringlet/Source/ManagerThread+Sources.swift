@@ -137,6 +137,12 @@ extension ManagerThread {
             source.registration.links = status.links
             claimSlot(source)
             armPoll(source, ring)
+        case .pressureTrigger(let fd):
+            source.registration.ownedFD = fd
+            claimSlot(source)
+            armPoll(source, ring)
+        case .memoryPressure(let mask):
+            MemoryPressureWatch.start(source, mask: mask)
         default:
             break
         }
@@ -183,6 +189,8 @@ extension ManagerThread {
     private func disarmKernelEvents(_ source: DispatchSource, _ ring: Ring) -> Bool {
         if case .signal(let signo) = source.kind {
             unwatchSignal(signo, source, ring)
+        } else if case .memoryPressure = source.kind {
+            MemoryPressureWatch.stop(source)
         } else if source.registration.pollArmed {
             removePoll(source, ring)
             return true

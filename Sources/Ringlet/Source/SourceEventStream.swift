@@ -34,7 +34,7 @@ final class SourceEventStream: @unchecked Sendable {
     init(kind: DispatchSource.Kind) {
         switch kind {
         case .timer, .dataAdd, .signal: merge = .sum
-        case .dataOr, .process, .fileSystem: merge = .or
+        case .dataOr, .process, .fileSystem, .memoryPressure, .pressureTrigger: merge = .or
         case .dataReplace, .read, .write: merge = .latest
         }
     }

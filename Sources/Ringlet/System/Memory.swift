@@ -17,6 +17,13 @@ enum Memory {
     /// munmap(2) of `length` bytes at `pointer`.
     static func unmap(_ pointer: UnsafeMutableRawPointer?, length: Int) { rl_munmap(pointer, UInt64(length)) }
 
+    /// Gives the pages of `length` bytes at the page-aligned `pointer` back to the system
+    /// (madvise MADV_DONTNEED); the memory stays the caller's and reads as zeros when next
+    /// touched. Whether the kernel took them.
+    static func giveBackPages(_ pointer: UnsafeMutableRawPointer, length: Int) -> Bool {
+        rl_give_back_pages(pointer, UInt64(length)) == 0
+    }
+
     /// The address-space limit (RLIMIT_AS) in bytes, or -1 when unlimited.
     static var addressSpaceLimit: Int { Int(rl_address_space_limit()) }
 

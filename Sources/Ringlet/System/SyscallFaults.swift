@@ -54,6 +54,10 @@ enum SyscallFaults {
         case transferNow
         /// A blocking read or write on an I/O helper thread (`EpollCalls.transferBlocking`).
         case transferBlocking
+        /// Writing a PSI trigger (`PressureFiles.trigger`).
+        case pressureTrigger
+        /// Reading a pressure file's totals (`PressureFiles.totals`).
+        case pressureRead
     }
 
     #if DEBUG

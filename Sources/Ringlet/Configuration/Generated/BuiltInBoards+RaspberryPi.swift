@@ -67,6 +67,15 @@ ioBufferBytes = 4194304
 backend = auto
 # Swift concurrency (tasks, actors, Task.sleep) on Ringlet's pool; false: the toolchain's executor
 swiftConcurrency = true
+
+# Memory-pressure sources (PSI): .warning at this share of `some` stall, .critical at this share of `full`
+# stall, over the window; how often a raised level looks for the fall, and the rate of reading the file
+# where the kernel refuses a trigger
+memoryWarningSomePercent = 10
+memoryCriticalFullPercent = 5
+memoryPressureWindowMilliseconds = 2000
+memoryPressureRecheckMilliseconds = 1000
+memoryPressurePollMilliseconds = 1000
 """#)
 
     static let raspberryPi3BPlus = BuiltInBoard(name: "raspberry-pi-3b-plus", text: #"""
@@ -134,6 +143,15 @@ ioBufferBytes = 8388608
 backend = auto
 # Swift concurrency (tasks, actors, Task.sleep) on Ringlet's pool; false: the toolchain's executor
 swiftConcurrency = true
+
+# Memory-pressure sources (PSI): .warning at this share of `some` stall, .critical at this share of `full`
+# stall, over the window; how often a raised level looks for the fall, and the rate of reading the file
+# where the kernel refuses a trigger
+memoryWarningSomePercent = 10
+memoryCriticalFullPercent = 5
+memoryPressureWindowMilliseconds = 2000
+memoryPressureRecheckMilliseconds = 1000
+memoryPressurePollMilliseconds = 1000
 """#)
 
     static let raspberryPi4 = BuiltInBoard(name: "raspberry-pi-4", text: #"""
@@ -202,6 +220,15 @@ ioBufferBytes = 16777216
 backend = auto
 # Swift concurrency (tasks, actors, Task.sleep) on Ringlet's pool; false: the toolchain's executor
 swiftConcurrency = true
+
+# Memory-pressure sources (PSI): .warning at this share of `some` stall, .critical at this share of `full`
+# stall, over the window; how often a raised level looks for the fall, and the rate of reading the file
+# where the kernel refuses a trigger
+memoryWarningSomePercent = 10
+memoryCriticalFullPercent = 5
+memoryPressureWindowMilliseconds = 2000
+memoryPressureRecheckMilliseconds = 1000
+memoryPressurePollMilliseconds = 1000
 """#)
 
     static let raspberryPi5 = BuiltInBoard(name: "raspberry-pi-5", text: #"""
@@ -270,5 +297,14 @@ ioBufferBytes = 33554432
 backend = auto
 # Swift concurrency (tasks, actors, Task.sleep) on Ringlet's pool; false: the toolchain's executor
 swiftConcurrency = true
+
+# Memory-pressure sources (PSI): .warning at this share of `some` stall, .critical at this share of `full`
+# stall, over the window; how often a raised level looks for the fall, and the rate of reading the file
+# where the kernel refuses a trigger
+memoryWarningSomePercent = 10
+memoryCriticalFullPercent = 5
+memoryPressureWindowMilliseconds = 2000
+memoryPressureRecheckMilliseconds = 1000
+memoryPressurePollMilliseconds = 1000
 """#)
 }

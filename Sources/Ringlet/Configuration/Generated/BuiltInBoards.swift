@@ -82,6 +82,15 @@ ioBufferBytes = 33554432
 backend = auto
 # Swift concurrency (tasks, actors, Task.sleep) on Ringlet's pool; false: the toolchain's executor
 swiftConcurrency = true
+
+# Memory-pressure sources (PSI): .warning at this share of `some` stall, .critical at this share of `full`
+# stall, over the window; how often a raised level looks for the fall, and the rate of reading the file
+# where the kernel refuses a trigger
+memoryWarningSomePercent = 10
+memoryCriticalFullPercent = 5
+memoryPressureWindowMilliseconds = 2000
+memoryPressureRecheckMilliseconds = 1000
+memoryPressurePollMilliseconds = 1000
 """#)
 
     static let watchClass = BuiltInBoard(name: "watch-class", text: #"""
@@ -150,6 +159,15 @@ ioBufferBytes = 1048576
 backend = auto
 # Swift concurrency (tasks, actors, Task.sleep) on Ringlet's pool; false: the toolchain's executor
 swiftConcurrency = true
+
+# Memory-pressure sources (PSI): .warning at this share of `some` stall, .critical at this share of `full`
+# stall, over the window; how often a raised level looks for the fall, and the rate of reading the file
+# where the kernel refuses a trigger
+memoryWarningSomePercent = 10
+memoryCriticalFullPercent = 5
+memoryPressureWindowMilliseconds = 2000
+memoryPressureRecheckMilliseconds = 1000
+memoryPressurePollMilliseconds = 2000
 """#)
 
     static let x86_64Laptop = BuiltInBoard(name: "x86-64-laptop", text: #"""
@@ -217,6 +235,15 @@ ioBufferBytes = 67108864
 backend = auto
 # Swift concurrency (tasks, actors, Task.sleep) on Ringlet's pool; false: the toolchain's executor
 swiftConcurrency = true
+
+# Memory-pressure sources (PSI): .warning at this share of `some` stall, .critical at this share of `full`
+# stall, over the window; how often a raised level looks for the fall, and the rate of reading the file
+# where the kernel refuses a trigger
+memoryWarningSomePercent = 10
+memoryCriticalFullPercent = 5
+memoryPressureWindowMilliseconds = 2000
+memoryPressureRecheckMilliseconds = 1000
+memoryPressurePollMilliseconds = 1000
 """#)
 
     static let generic = BuiltInBoard(name: "generic", text: #"""
@@ -287,5 +314,14 @@ ioBufferBytes = 16777216
 backend = auto
 # Swift concurrency (tasks, actors, Task.sleep) on Ringlet's pool; false: the toolchain's executor
 swiftConcurrency = true
+
+# Memory-pressure sources (PSI): .warning at this share of `some` stall, .critical at this share of `full`
+# stall, over the window; how often a raised level looks for the fall, and the rate of reading the file
+# where the kernel refuses a trigger
+memoryWarningSomePercent = 10
+memoryCriticalFullPercent = 5
+memoryPressureWindowMilliseconds = 2000
+memoryPressureRecheckMilliseconds = 1000
+memoryPressurePollMilliseconds = 1000
 """#)
 }
