@@ -360,3 +360,18 @@ int rl_memory_squeeze(const char *cgroup_dir, long long limit_bytes, long long h
     unlink(file_path);
     _exit(hold[0] == 1 ? 0 : 6);
 }
+
+#include <linux/capability.h>
+
+int rl_drop_capability(int capability) {
+    struct __user_cap_header_struct header = { _LINUX_CAPABILITY_VERSION_3, 0 };
+    struct __user_cap_data_struct data[2];
+    if (syscall(SYS_capget, &header, data) != 0) return -errno;
+    int word = capability / 32;
+    unsigned bit = 1u << (capability % 32);
+    data[word].effective &= ~bit;
+    data[word].permitted &= ~bit;
+    data[word].inheritable &= ~bit;
+    if (syscall(SYS_capset, &header, data) != 0) return -errno;
+    return 0;
+}

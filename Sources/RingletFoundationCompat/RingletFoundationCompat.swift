@@ -37,6 +37,7 @@
 @_exported import func Ringlet.dispatchMain
 @_exported import func Ringlet.dispatchPrecondition
 @_exported import protocol Ringlet.DispatchSourceFileSystemObject
+@_exported import protocol Ringlet.DispatchSourceMemoryPressure
 @_exported import protocol Ringlet.DispatchSourceProcess
 @_exported import protocol Ringlet.DispatchSourceProtocol
 @_exported import protocol Ringlet.DispatchSourceRead

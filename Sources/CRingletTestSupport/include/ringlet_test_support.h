@@ -57,6 +57,10 @@ int rl_process_spawn_program_with_env(const char *path, const char *argument, co
 /// Returns the child's pid (kill it to end the squeeze), or -errno when the cgroup
 /// cannot be made (not root, no v1 memory controller). The child exits 0 after
 /// `seconds`.
+/// Drops capability `capability` (CAP_SYS_RESOURCE is 24) from the calling thread's
+/// effective and permitted sets (capset(2)); threads it creates afterwards inherit the
+/// loss. 0 or -errno.
+int rl_drop_capability(int capability);
 int rl_memory_squeeze(const char *cgroup_dir, long long limit_bytes, long long hold_bytes,
                       const char *file_path, long long file_bytes, int seconds);
 /// The path of the running executable (/proc/self/exe) into `buffer`: its length or -errno.

@@ -128,8 +128,9 @@ public struct RuntimeStatistics: Sendable {
     /// (0 with tracing off: no thread has a ring; Observing, "The trace timeline").
     public let traceEventsRecorded: Int
     /// Times a memory-pressure source saw `.critical` and the runtime gave memory back,
-    /// and the bytes it gave back in all (the pages of the I/O buffers kept for reuse;
-    /// `DispatchSource.makeMemoryPressureSource`). The pools keep their capacity.
+    /// and the bytes it gave back in all (the pages of free work nodes and of the I/O
+    /// buffers kept for reuse; `DispatchSource.makeMemoryPressureSource`). The pools keep
+    /// their capacity.
     public let memoryPressureTrims: Int
     public let memoryTrimmedBytes: Int
 

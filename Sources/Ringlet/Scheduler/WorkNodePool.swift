@@ -144,6 +144,60 @@ final class WorkNodePool: @unchecked Sendable {
 
     var batchSize: Int { cacheLimit / 2 }
 
+    /// Memory pressure at `.critical` (MemoryTrim): the free nodes at the top of the part
+    /// of the pool used so far — above the highest node in use or cached by a thread —
+    /// go back to the system (their whole pages, madvise), and the high-water mark drops
+    /// to them, so they are handed out again as fresh memory when needed. The capacity
+    /// stays. Walks the shared free list once, under the lock. Returns the bytes given back.
+    func trim() -> Int {
+        lock.lock()
+        defer { lock.unlock() }
+        if highWater == 0 || freeChains.isEmpty { return 0 }
+        var free = [UInt64](repeating: 0, count: (highWater + 63) / 64)
+        for chain in freeChains {
+            var node = chain.head
+            for step in 0..<chain.count {
+                let index = storage.distance(to: node)
+                free[index / 64] |= 1 << UInt64(index % 64)
+                if step + 1 < chain.count { node = node.pointee.next.unsafelyUnwrapped }
+            }
+        }
+        var top = highWater
+        while top > 0 && free[(top - 1) / 64] & (1 << UInt64((top - 1) % 64)) != 0 { top -= 1 }
+        if top == highWater { return 0 }
+        let page = UInt(MachineFiles.pageBytes)
+        let start = (UInt(bitPattern: storage + top) + page - 1) & ~(page - 1)
+        let end = UInt(bitPattern: storage + highWater) & ~(page - 1)
+        // The free list keeps the nodes below `top`, in chains of at most a batch.
+        var kept: [(head: WorkNodeRef, count: Int)] = []
+        var head: WorkNodeRef?, tail: WorkNodeRef?, count = 0
+        for chain in freeChains {
+            var node: WorkNodeRef? = chain.head
+            for _ in 0..<chain.count {
+                let current = node.unsafelyUnwrapped
+                node = current.pointee.next
+                if storage.distance(to: current) >= top { continue }
+                if let last = tail { last.pointee.next = current } else { head = current }
+                tail = current
+                count += 1
+                if count == batchSize {
+                    current.pointee.next = nil
+                    kept.append((head.unsafelyUnwrapped, count))
+                    (head, tail, count) = (nil, nil, 0)
+                }
+            }
+        }
+        if let head, let tail {
+            tail.pointee.next = nil
+            kept.append((head, count))
+        }
+        freeChains = kept
+        highWater = top
+        guard end > start, let address = UnsafeMutableRawPointer(bitPattern: start),
+              Memory.giveBackPages(address, length: Int(end - start)) else { return 0 }
+        return Int(end - start)
+    }
+
     /// Returns all but `keeping` of the thread's cached nodes to the shared list, in
     /// chains of at most `batchSize`. `idling`: the thread is about to park or block,
     /// so waiting submitters are woken whatever is free.

@@ -62,6 +62,31 @@ import Testing
         #expect(pool.budget == 1 << 20)
     }
 
+    /// The node pool gives back the pages of the free nodes above the highest one in
+    /// use, drops its high-water mark to them, and hands them out again as fresh nodes.
+    @Test func trimmingTheNodePoolKeepsNodesInUseAndTheCapacity() {
+        let pool = try! WorkNodePool(capacity: 40_000)
+        let context = ThreadContext(worker: nil)
+        var nodes: [WorkNodeRef] = []
+        for _ in 0..<20_000 { nodes.append(pool.allocate(kind: .block, priority: QoSPriority(.default), context: context)) }
+        // Keep the first 100 in use; free the rest, back to the shared list.
+        for node in nodes[100...] { pool.release(node, context: context) }
+        pool.giveBack(context)
+        let given = pool.trim()
+        #expect(given >= 19_000 * MemoryLayout<WorkNode>.stride - 2 * MachineFiles.pageBytes, "gave back \(given) bytes")
+        #expect(pool.trim() == 0, "nothing more to give back")
+        // The nodes in use are untouched; all 40,000 - 100 can still be taken.
+        #expect(nodes[..<100].allSatisfy { $0.pointee.kind == .block })
+        var again: [WorkNodeRef] = []
+        for _ in 0..<(40_000 - 100) {
+            again.append(pool.allocate(kind: .job, priority: QoSPriority(.default), context: context))
+        }
+        #expect(Set(again).count == 40_000 - 100)
+        #expect(Set(again).isDisjoint(with: Set(nodes[..<100])))
+        for node in again + nodes[..<100] { pool.release(node, context: context) }
+        pool.giveBack(context)
+    }
+
     /// An active source with no pressure runs no timer: nothing wakes for it.
     @Test func anIdleSourceRunsNoTimer() async {
         await #expect(processExitsWith: .success) {
@@ -115,9 +140,28 @@ import Testing
             Runtime.exit(status: 0)
         }
         let text = result?.standardErrorText ?? ""
-        #expect(text.contains("refused a PSI trigger") || text.isEmpty, "stderr: \(text)")
-        if !text.isEmpty {
-            #expect(text.contains("CAP_SYS_RESOURCE") && text.contains("'memoryPressurePollMilliseconds'"))
+        if PressureFiles.memoryFile() != nil {
+            #expect(text.contains("refused a PSI trigger") && text.contains("CAP_SYS_RESOURCE")
+                    && text.contains("'memoryPressurePollMilliseconds'"), "stderr: \(text)")
+        }
+    }
+
+    /// Without CAP_SYS_RESOURCE: on Linux 6.5 and later a trigger with a window of a
+    /// multiple of 2 s (the default) is still allowed, another window is refused
+    /// (EINVAL) and the source reads the file instead; before 6.5 every trigger is
+    /// refused (EPERM), and the source reads the file whatever the window.
+    @Test func withoutCapSysResourceTheDefaultWindowKeepsTriggers() async {
+        await #expect(processExitsWith: .success) { MemoryPressureScenario.unprivileged(windowMilliseconds: 2000) }
+    }
+
+    @Test func withoutCapSysResourceAnOddWindowFallsBack() async {
+        let result = await #expect(processExitsWith: .success, observing: [\.standardErrorContent]) {
+            MemoryPressureScenario.unprivileged(windowMilliseconds: 1000)
+        }
+        let text = result?.standardErrorText ?? ""
+        if PressureFiles.memoryFile() != nil {
+            #expect(text.contains("refused a PSI trigger") && text.contains("CAP_SYS_RESOURCE")
+                    && text.contains("'memoryPressurePollMilliseconds'"), "stderr: \(text)")
         }
     }
 
@@ -185,6 +229,34 @@ enum MemoryPressureScenario {
             ThreadControl.nap(nanoseconds: 2_000_000)
         }
         return condition()
+    }
+
+    /// A source in a process whose threads lack CAP_SYS_RESOURCE: triggers where the
+    /// kernel allows them (6.5+, a window of a multiple of 2 s), the file read on a timer
+    /// elsewhere.
+    static func unprivileged(windowMilliseconds: Int) -> Never {
+        let dropped = rl_drop_capability(24)
+        if dropped != 0 { fail("capset: \(Errno(negated: dropped).name)") }
+        var configuration = RuntimeConfiguration(cores: 2)
+        configuration.memoryPressureWindowMilliseconds = windowMilliseconds
+        do {
+            try Runtime.start(configuration: configuration)
+        } catch {
+            fail("Runtime.start: \(error)")
+        }
+        if PressureFiles.memoryFile() == nil { Runtime.exit(status: 0) }
+        let source = DispatchSource.makeMemoryPressureSource(eventMask: .all, queue: .global()) as! DispatchSource
+        source.setEventHandler {}
+        source.activate()
+        guard let watch = watch(of: source) else { fail("no watch") }
+        let release = MachineFiles.kernelRelease.split(separator: ".").compactMap { Int($0.prefix { $0.isNumber }) }
+        let allowsUnprivileged = release.count >= 2 && (release[0], release[1]) >= (6, 5)
+        let expectTriggers = allowsUnprivileged && windowMilliseconds % 2000 == 0
+        if !eventually({ watch.isPolling != expectTriggers }) {
+            fail("kernel \(MachineFiles.kernelRelease), window \(windowMilliseconds) ms: "
+                + (expectTriggers ? "polling, though the kernel allows this trigger" : "no fallback to polling"))
+        }
+        Runtime.exit(status: 0)
     }
 
     static func squeeze(fallback: Bool) -> Never {
