@@ -54,9 +54,10 @@ actor Counter {
 /// and that the process's threads never exceed the pool's.
 func exerciseConcurrency() async {
     let statistics = Runtime.statistics
-    // The threads before the runtime started: main, and a sanitizer's own.
+    // The threads before the runtime started (main), and ThreadSanitizer's background
+    // thread, which it starts with the process's second thread.
     let limit = statistics.workers + statistics.reserve + statistics.managerThreads + statistics.ioThreads
-        + threadsBeforeRinglet
+        + threadsBeforeRinglet + sanitizerThreads
     let detached = await Task.detached { onPoolThread() }.value
     if !detached { fail("a detached task ran off the pool") }
     let sum = await withTaskGroup(of: Int.self) { group in
@@ -93,6 +94,8 @@ func watchdog() {
 }
 
 let threadsBeforeRinglet = threadCount()
+/// 1 in a ThreadSanitizer build (its runtime defines __tsan_init), else 0.
+let sanitizerThreads = dlsym(UnsafeMutableRawPointer(bitPattern: 0), "__tsan_init") != nil ? 1 : 0
 let scenario = CommandLine.arguments.dropFirst().first ?? ""
 switch scenario {
 case "start-first":
