@@ -29,7 +29,10 @@ final class IOBufferPool: @unchecked Sendable {
         self.budget = budget
     }
 
-    deinit { lock.deallocate() }
+    deinit {
+        for buffer in kept { buffer.deallocate() }
+        lock.deallocate()
+    }
 
     /// Bytes held now (statistics and tests).
     var heldBytes: Int { held.load(ordering: .relaxed) }
