@@ -22,7 +22,10 @@ final class MemoryPressureWatch: @unchecked Sendable {
     }
 
     private static let queue = DispatchQueue(label: "ringlet.memory-pressure", qos: .userInitiated)
-    private static let registry = Mutex<[ObjectIdentifier: MemoryPressureWatch]>([:])
+    /// The watches by source, under `registryLock` (a `FutexLock`, whose ordering
+    /// ThreadSanitizer sees).
+    nonisolated(unsafe) private static var registry: [ObjectIdentifier: MemoryPressureWatch] = [:]
+    private static let registryLock = FutexLock()
 
     private let source: DispatchSource
     private let mask: DispatchSource.MemoryPressureEvent
@@ -54,19 +57,19 @@ final class MemoryPressureWatch: @unchecked Sendable {
     /// The source was registered (manager thread): its watch begins on the watch queue.
     static func start(_ source: DispatchSource, mask: DispatchSource.MemoryPressureEvent) {
         let watch = MemoryPressureWatch(source, mask: mask, Runtime.shared.configuration)
-        registry.withLock { $0[ObjectIdentifier(source)] = watch }
+        registryLock.withLock { registry[ObjectIdentifier(source)] = watch }
         queue.async { watch.begin() }
     }
 
     /// The source is being let go (manager thread): its watch ends on the watch queue.
     static func stop(_ source: DispatchSource) {
-        guard let watch = registry.withLock({ $0.removeValue(forKey: ObjectIdentifier(source)) }) else { return }
+        guard let watch = registryLock.withLock({ registry.removeValue(forKey: ObjectIdentifier(source)) }) else { return }
         queue.async { watch.end() }
     }
 
     /// The watch of `source`, for tests.
     static func watch(of source: DispatchSource) -> MemoryPressureWatch? {
-        registry.withLock { $0[ObjectIdentifier(source)] }
+        registryLock.withLock { registry[ObjectIdentifier(source)] }
     }
 
     /// Whether the file is read on a timer because the kernel refused a trigger.

@@ -6,8 +6,20 @@ import Synchronization
 @testable import Ringlet
 
 extension SyscallFaults {
-    /// Faults to come: the thread they are for, the call, the errno it fails with.
-    private static let pending = Mutex<[(thread: Int32, call: Call, errno: Errno)]>([])
+    /// Faults to come: the thread they are for, the call, the errno it fails with. Under
+    /// a `FutexLock`, not a `Mutex`: the manager reads the list at every syscall, and
+    /// ThreadSanitizer does not see the ordering of `Mutex`'s contended path (its futex
+    /// wait is in the uninstrumented standard library), so it reported the list's reads
+    /// and writes as a race.
+    private static let pending = FaultList()
+
+    private final class FaultList: @unchecked Sendable {
+        private let lock = FutexLock()
+        private var list: [(thread: Int32, call: Call, errno: Errno)] = []
+        func withLock<R>(_ body: (inout [(thread: Int32, call: Call, errno: Errno)]) -> R) -> R {
+            lock.withLock { body(&list) }
+        }
+    }
 
     /// Injected with this thread, a fault hits the next such call of any thread: for a
     /// thread that does not exist yet (the manager's ring setup, in a child process).
