@@ -21,9 +21,10 @@ enum PressureFiles {
     private static func cgroupMemoryFile() -> String? {
         guard let bytes = try? MachineFiles.read(path: "/proc/self/cgroup") else { return nil }
         for line in bytes.split(separator: UInt8(ascii: "\n")) where line.starts(with: Array("0::".utf8)) {
-            let path = String(decoding: line.dropFirst(3), as: UTF8.self)
-            if path == "/" || path.isEmpty { return nil }
-            return "/sys/fs/cgroup" + path + "/memory.pressure"
+            // Bytes, not String comparison: Embedded Swift has no Unicode tables for it.
+            let path = line.dropFirst(3)
+            if path.isEmpty || path.elementsEqual([UInt8(ascii: "/")]) { return nil }
+            return "/sys/fs/cgroup" + String(decoding: path, as: UTF8.self) + "/memory.pressure"
         }
         return nil
     }
