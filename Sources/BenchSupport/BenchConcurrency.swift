@@ -34,3 +34,54 @@ package func benchNanoseconds(_ duration: Duration) -> Int64 {
     let (seconds, attoseconds) = duration.components
     return seconds &* 1_000_000_000 &+ attoseconds / 1_000_000_000
 }
+
+/// The calling thread's name (/proc/thread-self/comm; "" when unreadable): how a side
+/// tells a Ringlet pool thread ("ringlet-…") from the toolchain's.
+package func benchThreadName() -> String {
+    let fd = open("/proc/thread-self/comm", O_RDONLY)
+    guard fd >= 0 else { return "" }
+    defer { close(fd) }
+    var bytes = [UInt8](repeating: 0, count: 32)
+    let count = read(fd, &bytes, bytes.count)
+    return String(decoding: bytes.prefix(max(count, 0)).prefix { $0 != 10 }, as: UTF8.self)
+}
+
+/// The task-spawn rows' unit of work: `groups` task groups one after another, each
+/// spawning and awaiting `perGroup` child tasks; the nanoseconds it took.
+package func benchSpawnGroups(_ groups: Int, perGroup: Int) async -> UInt64 {
+    let start = benchNow()
+    var sum = 0
+    for _ in 0..<groups {
+        sum &+= await withTaskGroup(of: Int.self) { group in
+            for i in 0..<perGroup { group.addTask { i } }
+            var total = 0
+            for await value in group { total &+= value }
+            return total
+        }
+    }
+    benchKeep(sum)
+    return benchNow() - start
+}
+
+/// The actor ping-pong rows' far actor.
+package actor BenchPong {
+    var hits = 0
+    package init() {}
+    package func hit() -> Int {
+        hits &+= 1
+        return hits
+    }
+}
+
+/// The actor ping-pong rows' near actor: `rally(n)` calls into the other `n` times, two
+/// hops each (there and back).
+package actor BenchPing {
+    let pong: BenchPong
+    package init(_ pong: BenchPong) { self.pong = pong }
+
+    package func rally(_ roundTrips: Int) async -> Int {
+        var last = 0
+        for _ in 0..<roundTrips { last = await pong.hit() }
+        return last
+    }
+}

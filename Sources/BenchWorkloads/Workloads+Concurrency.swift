@@ -32,49 +32,16 @@ extension Workloads {
         let perGroup = scale.tasksPerGroup
         let groups = max(scale.spawnTasks / perGroup, 1)
         func once(_ groups: Int) -> UInt64 {
-            waitFor(0) {
-                let start = benchNow()
-                var sum = 0
-                for _ in 0..<groups {
-                    sum &+= await withTaskGroup(of: Int.self) { group in
-                        for i in 0..<perGroup { group.addTask { i } }
-                        var total = 0
-                        for await value in group { total &+= value }
-                        return total
-                    }
-                }
-                benchKeep(sum)
-                return benchNow() - start
-            }
+            waitFor(0) { await benchSpawnGroups(groups, perGroup: perGroup) }
         }
         _ = once(max(groups / 10, 1))
         let runs = benchRepeat(scale.concurrencyRepetitions) { once(groups) }
         return benchPerUnit(runs, groups * perGroup) + concurrencyExecutor()
     }
 
-    actor Pong {
-        var hits = 0
-        func hit() -> Int {
-            hits &+= 1
-            return hits
-        }
-    }
-
-    actor Ping {
-        let pong: Pong
-        init(_ pong: Pong) { self.pong = pong }
-
-        /// `roundTrips` calls into the other actor: two hops each (there and back).
-        func rally(_ roundTrips: Int) async -> Int {
-            var last = 0
-            for _ in 0..<roundTrips { last = await pong.hit() }
-            return last
-        }
-    }
-
     /// ns per hop between two actors: one awaits a method of the other in a loop.
     static func actorPingPong(_ scale: BenchScale) -> [(String, Double)] {
-        let ping = Ping(Pong())
+        let ping = BenchPing(BenchPong())
         func once(_ roundTrips: Int) -> UInt64 {
             waitFor(0) {
                 let start = benchNow()

@@ -1,6 +1,7 @@
 // What only the Dispatch side of `ringlet bench` does. The workloads are in
 // Sources/BenchWorkloads, linked here as Workloads/ and compiled with BENCH_DISPATCH
 // against the toolchain's Dispatch (see Sources/BenchWorkloads/Workloads.swift).
+import BenchSupport
 import Dispatch
 import Glibc
 
@@ -26,23 +27,13 @@ extension Workloads {
     /// executors are otherwise installed at load). A task that ran on a Ringlet pool
     /// thread means the baseline became Ringlet: the child fails, saying so.
     static func concurrencyExecutor() -> [(String, Double)] {
-        let name = waitFor("") { currentThreadName() }
+        let name = waitFor("") { benchThreadName() }
         if name.hasPrefix("ringlet-") {
             fputs("bench: the Dispatch side's task ran on Ringlet's thread '\(name)', not the toolchain's executor: "
                 + "run this child with RINGLET_SWIFT_CONCURRENCY=toolchain (ringlet bench does)\n", stderr)
             exit(3)
         }
         return []
-    }
-
-    /// The calling thread's name (/proc/thread-self/comm).
-    private static func currentThreadName() -> String {
-        let fd = open("/proc/thread-self/comm", O_RDONLY)
-        guard fd >= 0 else { return "" }
-        defer { close(fd) }
-        var bytes = [UInt8](repeating: 0, count: 32)
-        let count = read(fd, &bytes, bytes.count)
-        return String(decoding: bytes.prefix(max(count, 0)).prefix { $0 != 10 }, as: UTF8.self)
     }
 
     /// Ends the process after a row whose main thread never returns (`dispatchMain()`).

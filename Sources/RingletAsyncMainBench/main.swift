@@ -26,58 +26,14 @@ func fail(_ message: String) -> Never {
     exit(3)
 }
 
-/// The calling thread's name (/proc/thread-self/comm).
-func threadName() -> String {
-    let fd = open("/proc/thread-self/comm", O_RDONLY)
-    guard fd >= 0 else { return "" }
-    defer { close(fd) }
-    var bytes = [UInt8](repeating: 0, count: 32)
-    let count = read(fd, &bytes, bytes.count)
-    return String(decoding: bytes.prefix(max(count, 0)).prefix { $0 != 10 }, as: UTF8.self)
-}
-
 /// Checks that this side's tasks run where they should, so that neither column
 /// silently measures the other's executor.
 func checkExecutor() async {
-    let onRinglet = await Task.detached { threadName().hasPrefix("ringlet-") }.value
+    let onRinglet = await Task.detached { benchThreadName().hasPrefix("ringlet-") }.value
     if toolchainSide && onRinglet { fail("a task ran on Ringlet's pool with RINGLET_SWIFT_CONCURRENCY=toolchain") }
     if !toolchainSide && (!onRinglet || !Runtime.current.runsSwiftConcurrency) {
         fail("a task of this async main ran off Ringlet's pool: Ringlet's executors were not installed at load")
     }
-}
-
-actor Pong {
-    var hits = 0
-    func hit() -> Int {
-        hits &+= 1
-        return hits
-    }
-}
-
-actor Ping {
-    let pong: Pong
-    init(_ pong: Pong) { self.pong = pong }
-
-    func rally(_ roundTrips: Int) async -> Int {
-        var last = 0
-        for _ in 0..<roundTrips { last = await pong.hit() }
-        return last
-    }
-}
-
-func spawnOnce(groups: Int, perGroup: Int) async -> UInt64 {
-    let start = benchNow()
-    var sum = 0
-    for _ in 0..<groups {
-        sum &+= await withTaskGroup(of: Int.self) { group in
-            for i in 0..<perGroup { group.addTask { i } }
-            var total = 0
-            for await value in group { total &+= value }
-            return total
-        }
-    }
-    benchKeep(sum)
-    return benchNow() - start
 }
 
 /// The best of `scale.concurrencyRepetitions` runs (after one warm-up), as `ns` per unit.
@@ -97,12 +53,12 @@ case "async-main-task-spawn":
     await checkExecutor()
     let perGroup = scale.tasksPerGroup
     let groups = max(scale.spawnTasks / perGroup, 1)
-    out = await timed(units: groups * perGroup, warmUp: { await spawnOnce(groups: max(groups / 10, 1), perGroup: perGroup) }) {
-        await spawnOnce(groups: groups, perGroup: perGroup)
+    out = await timed(units: groups * perGroup, warmUp: { await benchSpawnGroups(max(groups / 10, 1), perGroup: perGroup) }) {
+        await benchSpawnGroups(groups, perGroup: perGroup)
     }
 case "async-main-actor-ping-pong":
     await checkExecutor()
-    let ping = Ping(Pong())
+    let ping = BenchPing(BenchPong())
     let n = scale.actorRoundTrips
     func once(_ roundTrips: Int) async -> UInt64 {
         let start = benchNow()
