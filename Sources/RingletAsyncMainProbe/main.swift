@@ -14,6 +14,9 @@ import Ringlet
 //                 first use chooses, and the same holds
 //   start-late    a task runs first; Runtime.start afterwards throws .alreadyStarted,
 //                 whose message names the cause and the fix
+//   held-then-started
+//                 a @MainActor job held, then Runtime.current starts the runtime: the
+//                 job runs on the main thread
 //   unused        the main never uses Ringlet: no thread but the main one starts
 //   toolchain     run with RINGLET_SWIFT_CONCURRENCY=toolchain: tasks stay on the
 //                 toolchain's threads, and runsSwiftConcurrency is false
@@ -122,6 +125,15 @@ case "start-late":
         guard case .alreadyStarted = error, text.contains("Swift concurrency's first job"),
               text.contains("RINGLET_BOARD") else { fail("Runtime.start after a task threw \(text)") }
     }
+case "held-then-started":
+    // A main-actor job held before the start, then the runtime started without any
+    // queue use: the main thread's drain moves the job (publishing the runtime's parts
+    // first, outside the move's lock).
+    // The bound is alarm(2), not a Ringlet timer: a queue's use would publish the parts.
+    alarm(20)
+    let ran = Task { @MainActor in Runtime.isMainThread }
+    _ = Runtime.current
+    if await !ran.value { fail("the held @MainActor job ran off the main thread") }
 case "unused":
     var total = 0
     for i in 0..<1000 { total &+= i }

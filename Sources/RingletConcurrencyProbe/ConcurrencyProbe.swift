@@ -14,6 +14,9 @@ import Synchronization
 //   dispatch-main   @MainActor tasks and DispatchQueue.main items share one FIFO
 //   poll-loop       a main thread in its own poll(2) loop serves the main queue
 //                   through Runtime.mainQueueDescriptor() (OtherLoop.swift)
+//   main-actor-before-start
+//                   a @MainActor task made before anything started the runtime runs
+//                   once dispatchMain() starts it
 //   swift-concurrency-off
 //                   the runtime starts with 'swiftConcurrency' false before any job:
 //                   Swift concurrency goes back to the toolchain's executors
@@ -26,6 +29,15 @@ struct ConcurrencyProbe {
         let scenario = CommandLine.arguments.dropFirst().first ?? ""
         if let misuse = MainQueueMisuse(rawValue: scenario) { misuse.run() }
         if scenario == "swift-concurrency-off" { Probe.swiftConcurrencyOff() }
+        if scenario == "main-actor-before-start" {
+            // Nothing has started the runtime: the job waits (MainJobsBeforeStart) until
+            // dispatchMain() starts it, then runs.
+            Task { @MainActor in Runtime.exit(status: Probe.onMainThread ? 0 : 1) }
+            DispatchQueue.global().asyncAfter(deadline: .now() + .seconds(20)) {
+                fail("the @MainActor job held before the start never ran")
+            }
+            dispatchMain()
+        }
         do {
             try Runtime.start(configuration: RuntimeConfiguration(cores: 2))
         } catch {

@@ -84,6 +84,9 @@ final class MainJobsBeforeStart: @unchecked Sendable {
 
     @inline(never)
     private func moveSlowly() {
+        // The parts first: their first publication moves the held jobs itself
+        // (`Runtime.moveHeldMainJobs`), which must not happen inside this lock.
+        _ = RuntimeParts.shared
         lock.lock()
         let jobs = held
         held = []

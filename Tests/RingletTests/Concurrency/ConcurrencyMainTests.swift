@@ -66,6 +66,12 @@ import Testing
         #expect(Self.runAsyncMain("start-late") == 0, "RingletAsyncMainProbe start-late")
     }
 
+    /// A main-actor job held before the start runs once the runtime is started by a
+    /// bare `Runtime.current`, which publishes nothing (the move must not deadlock).
+    @Test func aHeldJobRunsAfterABareStart() {
+        #expect(Self.runAsyncMain("held-then-started") == 0, "RingletAsyncMainProbe held-then-started")
+    }
+
     /// An async main that never uses Ringlet starts no thread of it.
     @Test func anAsyncMainThatNeverUsesRingletStartsNoThread() {
         #expect(Self.runAsyncMain("unused") == 0, "RingletAsyncMainProbe unused")
@@ -75,6 +81,12 @@ import Testing
     @Test func theEnvironmentKeepsTheToolchainsExecutors() {
         #expect(Self.runAsyncMain("toolchain", environment: "RINGLET_SWIFT_CONCURRENCY=toolchain") == 0,
                 "RingletAsyncMainProbe toolchain")
+    }
+
+    /// A `@MainActor` task made before anything started the runtime waits, and runs once
+    /// `dispatchMain()` starts it (its first drain moves the held job to the main queue).
+    @Test func aMainActorJobHeldBeforeTheStartRunsInDispatchMain() {
+        #expect(Self.runProbe("main-actor-before-start") == 0, "RingletConcurrencyProbe main-actor-before-start")
     }
 
     /// 'swiftConcurrency' false at a start before any job hands the executors back.
