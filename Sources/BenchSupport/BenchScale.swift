@@ -53,6 +53,9 @@ package enum BenchRow: String, CaseIterable {
     case sensorCPU = "sensor-cpu"
     case sensorWakeups = "sensor-wakeups"
     case sensorEnergy = "sensor-energy-estimate"
+    /// The next two rows read one workload: a second sensor mix, as a new user would try.
+    case sensorMixCPU = "sensor-mix-cpu"
+    case sensorMixWakeups = "sensor-mix-wakeups"
 }
 
 /// Sizes of the workloads (`--quick` shrinks them for smoke runs).

@@ -57,3 +57,67 @@ package enum BenchEnergyModel {
         (cpuNanoseconds / 1e9 * activeWatts + wakeups * wakeJoules) * 1e6
     }
 }
+
+/// The fewest wake-ups a runtime could make on a timer-and-pipe workload: one thread
+/// waking once per distinct timer window — timers whose windows overlap merged into one
+/// wake-up, whatever their QoS — and once per fd event, plus the device thread's own
+/// wake-ups. The sensor rows print it beside the measured figures.
+package enum BenchWakeupFloor {
+    /// A repeating timer of the workload: first deadline `phase` after the start.
+    package struct Timer {
+        package let interval: UInt64
+        package let leeway: UInt64
+        package let phase: UInt64
+
+        package init(interval: UInt64, leeway: UInt64, phase: UInt64) {
+            self.interval = interval
+            self.leeway = leeway
+            self.phase = phase
+        }
+    }
+
+    /// Distinct windows in `nanoseconds`: wake at the earliest window end, fire every
+    /// timer whose deadline has come, repeat.
+    package static func windows(_ timers: [Timer], nanoseconds: UInt64) -> Int {
+        var deadlines = timers.map(\.phase)
+        var count = 0
+        while true {
+            guard let wake = timers.indices.map({ deadlines[$0] + timers[$0].leeway }).min(), wake <= nanoseconds else {
+                return count
+            }
+            count += 1
+            for index in timers.indices where deadlines[index] <= wake {
+                deadlines[index] += timers[index].interval * ((wake - deadlines[index]) / timers[index].interval + 1)
+            }
+        }
+    }
+
+    /// Wake-ups per second at the floor: timer windows, fd events and the device's writes.
+    package static func perSecond(_ timers: [Timer], fdEventsPerSecond: Double, deviceWritesPerSecond: Double) -> Double {
+        let seconds: UInt64 = 60
+        return Double(windows(timers, nanoseconds: seconds * 1_000_000_000)) / Double(seconds)
+            + fdEventsPerSecond + deviceWritesPerSecond
+    }
+
+    /// The second mix's six timers (`sensor-mix`), 100, 25, 20, 5, 2 and 1 Hz, a tenth of
+    /// the interval as leeway; `appends`: its handler appends to the log.
+    package static let mixTimers: [(timer: Timer, appends: Bool)] = [100, 25, 20, 5, 2, 1].enumerated().map {
+        let interval = UInt64(1_000_000_000 / $0.element)
+        return (Timer(interval: interval, leeway: interval / 10, phase: interval), $0.offset == 3 || $0.offset == 5)
+    }
+
+    /// The second mix's floor: its six timers' windows, a pipe fed every 50 ms.
+    package static var sensorMix: Double {
+        perSecond(mixTimers.map(\.timer), fdEventsPerSecond: 20, deviceWritesPerSecond: 20)
+    }
+
+    /// The sensor logger's floor: timers at 50, 10 and 1 Hz with a tenth of their
+    /// interval as leeway, started together; a pipe fed every 100 ms.
+    package static var sensor: Double {
+        let timers = [50, 10, 1].map { hertz -> Timer in
+            let interval = UInt64(1_000_000_000 / hertz)
+            return Timer(interval: interval, leeway: interval / 10, phase: interval)
+        }
+        return perSecond(timers, fdEventsPerSecond: 10, deviceWritesPerSecond: 10)
+    }
+}

@@ -87,6 +87,71 @@ extension Workloads {
                                                                 wakeups: switches))]
     }
 
+    /// The second sensor mix (issue 35), the shape a new user tries first: six repeating
+    /// timers between 1 and 100 Hz over four QoS classes, each with a tenth of its interval
+    /// as leeway — 100 Hz user-initiated, 25 Hz default, 20 Hz utility and 2 Hz background
+    /// sample; 5 Hz utility and 1 Hz background append 64 bytes to a log — and a read
+    /// source on a pipe a device thread feeds every 50 ms. Measured as `sensor` is.
+    static func sensorMix(_ scale: BenchScale) -> [(String, Double)] {
+        let log = open("/tmp/ringlet-bench-mix-\(getpid()).log", O_WRONLY | O_CREAT | O_TRUNC, 0o600)
+        var ends: [Int32] = [-1, -1]
+        guard log >= 0, pipe(&ends) == 0, fcntl(ends[0], F_SETFL, O_NONBLOCK) == 0 else {
+            fputs("ringlet bench: sensor-mix: could not open its file in /tmp or its pipe (errno \(errno))\n", stderr)
+            exit(3)
+        }
+        let fires = (0..<6).map { _ in SensorCounts() }
+        let group = DispatchGroup()
+        var sources: [DispatchSourceProtocol] = []
+        for (index, timer) in BenchWakeupFloor.mixTimers.enumerated() {
+            let qos: DispatchQoS = [.userInitiated, .default, .utility, .utility, .background, .background][index]
+            let appends = timer.appends
+            let source = DispatchSource.makeTimerSource(queue: DispatchQueue(label: "bench.mix.\(index)", qos: qos))
+            let interval = Int(timer.timer.interval)
+            source.schedule(deadline: .now() + .nanoseconds(interval), repeating: .nanoseconds(interval),
+                            leeway: .nanoseconds(interval / 10))
+            var samples: [Double] = []
+            source.setEventHandler {
+                if appends {
+                    var record = [UInt8](repeating: 0x20, count: 63) + [0x0A]
+                    _ = record.withUnsafeMutableBytes { write(log, $0.baseAddress, $0.count) }
+                } else {
+                    samples.append(Double(benchNow() % 1000))
+                    if samples.count > 64 { samples.removeFirst(32) }
+                }
+                fires[index].add(\.samples)
+            }
+            source.setCancelHandler { group.leave() }
+            group.enter()
+            sources.append(source)
+        }
+        let reads = SensorCounts()
+        let reader = DispatchSource.makeReadSource(fileDescriptor: ends[0],
+                                                   queue: DispatchQueue(label: "bench.mix.device", qos: .utility))
+        reader.setEventHandler {
+            var buffer = [UInt8](repeating: 0, count: 256)
+            while buffer.withUnsafeMutableBytes({ read(ends[0], $0.baseAddress, $0.count) }) > 0 { reads.add(\.deviceReads) }
+        }
+        reader.setCancelHandler { group.leave() }
+        group.enter()
+        sources.append(reader)
+        let device = BenchPipeFeeder(fd: ends[1], bytes: 32, intervalNanoseconds: 50_000_000)
+        device.start()
+        for source in sources { source.activate() }
+        benchSleep(nanoseconds: 200_000_000)
+        let measured = benchMeasureWhileSleeping(nanoseconds: scale.sensorNanoseconds)
+        device.stop()
+        for source in sources { source.cancel() }
+        group.wait()
+        close(ends[0]); close(ends[1]); close(log)
+        unlink("/tmp/ringlet-bench-mix-\(getpid()).log")
+        let values = Dictionary(measured, uniquingKeysWith: { a, _ in a })
+        let seconds = (values["window_ns"] ?? 1) / 1e9
+        let fired = fires.reduce(0) { $0 + ($1.figures().first?.1 ?? 0) }
+        return measured + [("samples", fired), ("device_reads", reads.figures()[3].1),
+                           ("device_writes", Double(device.writes)),
+                           ("wakeups_per_s", (values["switches"] ?? 0) / seconds)]
+    }
+
     /// What the sensor workload's handlers did (each written by its own handler only).
     final class SensorCounts: @unchecked Sendable {
         var samples = 0

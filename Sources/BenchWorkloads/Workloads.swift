@@ -65,6 +65,7 @@ package enum Workloads {
         case .taskThreads: out = taskThreads(scale)
         case .mainActorP50, .mainActorP99: mainActorHops(scale)
         case .sensorCPU, .sensorWakeups, .sensorEnergy: out = sensor(scale)
+        case .sensorMixCPU, .sensorMixWakeups: out = sensorMix(scale)
         case .asyncMainTaskSpawn, .asyncMainActorPingPong, .asyncMainTaskThreads:
             // Their child is Sources/RingletAsyncMainBench (`BenchRow.childProgram`).
             fatalError("bench: row \(row.rawValue) runs in RingletAsyncMainBench, not in this child")

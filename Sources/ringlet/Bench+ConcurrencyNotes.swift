@@ -129,6 +129,32 @@ extension Bench {
                 + "a device thread feeds every 100 ms, measured over "
                 + "\(scale.sensorNanoseconds / 1_000_000_000) s (every thread but main, the device thread's "
                 + "wake-ups included on both sides): " + side("Dispatch", dispatch) + "; " + side("Ringlet", ringlet)]
+        case .sensorWakeups:
+            let floor = BenchWakeupFloor.sensor
+            let seconds = Double(scale.sensorNanoseconds) / 1e9
+            let ringletRate = (ringlet["switches"] ?? 0) / seconds
+            return ["sensor-wakeups: floor " + benchFigure(floor) + " wake-ups per second (one per distinct timer "
+                + "window, the three timers' overlapping windows merged, one per pipe event, and the device "
+                + "thread's 10 writes): Ringlet " + benchFigure(ringletRate / floor) + "× the floor, Dispatch "
+                + benchFigure((dispatch["switches"] ?? 0) / seconds / floor) + "×"]
+        case .sensorMixCPU:
+            func mix(_ name: String, _ result: BenchChildResult) -> String {
+                "\(name) \(int(result, "switches")) switches, CPU " + benchFigure((result["cpu_ns"] ?? 0) / 1e6)
+                    + " ms, \(int(result, "samples")) timer fires, \(int(result, "device_reads")) reads of "
+                    + "\(int(result, "device_writes")) device writes"
+            }
+            return ["sensor-mix: six repeating timers — 100 Hz user-initiated, 25 Hz default, 20 Hz utility and 2 Hz "
+                + "background sampling, 5 Hz utility and 1 Hz background appending 64 bytes to a log — leeway a "
+                + "tenth of each interval, and a read source (utility) on a pipe fed every 50 ms, measured over "
+                + "\(scale.sensorNanoseconds / 1_000_000_000) s: " + mix("Dispatch", dispatch) + "; "
+                + mix("Ringlet", ringlet)]
+        case .sensorMixWakeups:
+            let floor = BenchWakeupFloor.sensorMix
+            let seconds = Double(scale.sensorNanoseconds) / 1e9
+            return ["sensor-mix-wakeups: floor " + benchFigure(floor) + " wake-ups per second (the six timers' "
+                + "distinct windows, 20 pipe events and the device's 20 writes): Ringlet "
+                + benchFigure((ringlet["switches"] ?? 0) / seconds / floor) + "× the floor, Dispatch "
+                + benchFigure((dispatch["switches"] ?? 0) / seconds / floor) + "×"]
         case .sensorEnergy:
             return ["sensor-energy-estimate: a model, not a measurement: E = CPU seconds × "
                 + benchFigure(BenchEnergyModel.activeWatts) + " W + wake-ups × "

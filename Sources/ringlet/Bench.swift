@@ -392,7 +392,7 @@ struct Bench: ParsableCommand {
             return ["idle: Dispatch " + side(dispatch) + " — its manager thread, in epoll_wait, wakes about once "
                 + "a second, and idle workers exit after ~5 s; Ringlet " + side(ringlet) + ". Every thread but main is counted (voluntary + nonvoluntary context switches "
                 + "from /proc/self/task/*/status) while main sleeps, after 20 warm-up items and 200 ms to settle"]
-        case .sensorCPU, .sensorWakeups, .sensorEnergy:
+        case .sensorCPU, .sensorWakeups, .sensorEnergy, .sensorMixCPU, .sensorMixWakeups:
             return sensorNotes(row, dispatch: dispatch, ringlet: ringlet, scale: scale)
         case .timers, .timersWindow, .timersCPU, .energy, .strictLateness:
             return timerNotes(row, dispatch: dispatch, ringlet: ringlet, scale: scale)

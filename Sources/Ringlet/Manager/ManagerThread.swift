@@ -40,6 +40,9 @@ final class ManagerThread: @unchecked Sendable {
         /// Re-read the wall clock's offset and move wall-clock timers (the clock-change
         /// watch posts this; tests post it after moving the test offset).
         case wallClockChanged
+        /// A band whose workers keep timers has none parked, and one of them blocks: the
+        /// manager watches that band's windows too (Scheduler+BandTimers.swift).
+        case bandTimersUnwatched
         /// Run a closure on the manager thread with its ring. DispatchIO's requests
         /// (start, stop, resume: IOEngine.swift) come this way, so the manager does not
         /// reference the engine's code and a program without channels does not link it.
@@ -84,6 +87,10 @@ final class ManagerThread: @unchecked Sendable {
     var descriptorChecks: [(Ring) -> Bool] = []
     var descriptorWatchArmed = false
     var descriptorWatchTimer: TimerQueue.Handle?
+    /// When the manager next looks at each band's timers at the latest (`.max`: none
+    /// armed), and the windows it fired for bands (ManagerThread+BandTimers.swift).
+    var bandBackstops: [UInt64] = [.max, .max, .max]
+    let bandWindowsFiredByManager = Atomic<Int>(0)
     private let requests = RequestStack<Request>()
     let lock = FutexLock()
     /// True while the manager runs (or is about to): producers then skip the eventfd.
@@ -287,6 +294,7 @@ final class ManagerThread: @unchecked Sendable {
             case .cancel(let source): unregister(source, ring.unsafelyUnwrapped)
             case .rearmPoll(let source): kernelSide?.rearmPoll(source, ring.unsafelyUnwrapped)
             case .wallClockChanged: moveWallClockTimers()
+            case .bandTimersUnwatched: break  // the next `rearmTimeout` looks at the bands
             case .run(let body): body(ring.unsafelyUnwrapped)
             }
         }
@@ -360,7 +368,9 @@ final class ManagerThread: @unchecked Sendable {
             // Timers left for this wake-up (`submit(_:neededBy:)`) are armed first, so
             // that those whose windows have begun fire with the rest.
             takeRequests()
-            fire(at: MonotonicClock.nanoseconds)
+            let now = MonotonicClock.nanoseconds
+            fire(at: now)
+            fireForBands(at: now)
         }
     }
 

@@ -23,7 +23,7 @@ extension ManagerThread {
 
     /// Manager thread only.
     func dumpSectionsOnManager() -> String {
-        timersSection() + sourcesSection() + ioSection()
+        timersSection() + bandTimersSection() + sourcesSection() + ioSection()
     }
 
     private func timersSection() -> String {
@@ -56,6 +56,26 @@ extension ManagerThread {
         return text
     }
 
+    /// The timers each band's workers keep (BandTimers.swift): not the manager's wake-ups.
+    private func bandTimersSection() -> String {
+        var text = ""
+        let now = MonotonicClock.nanoseconds
+        for case let kept? in scheduler.keptTimers {
+            let armed = kept.armedEntries()
+            if armed.isEmpty { continue }
+            text += "  timers kept by the \(kept.band.name) band's workers (\(armed.count)):\n"
+            for entry in armed.prefix(Self.timersListed) {
+                let due = entry.deadline > now ? "in \(Self.milliseconds(entry.deadline - now))"
+                    : "due \(Self.milliseconds(now - entry.deadline)) ago"
+                var line = "    \(due), leeway \(Self.milliseconds(entry.leeway))"
+                if entry.interval > 0 { line += ", every \(Self.milliseconds(entry.interval))" }
+                text += line + ": " + (entry.source?.name ?? "(released)") + "\n"
+            }
+            if armed.count > Self.timersListed { text += "    ... and \(armed.count - Self.timersListed) more\n" }
+        }
+        return text
+    }
+
     private func timerOwnerName(slot: Int) -> String {
         guard let owner = timers.owner(slot: slot) else { return "(released)" }
         let wall = owner.wallOffset != nil ? " (wall clock)" : ""
@@ -76,6 +96,9 @@ extension ManagerThread {
             }
         }
         for source in timers.timerSources { listed.append(source.name) }
+        for case let kept? in scheduler.keptTimers {
+            for entry in kept.armedEntries() { if let source = entry.source { listed.append(source.name) } }
+        }
         let active = activeSources.load(ordering: .relaxed)
         var text = "  active sources (\(active) of 'sources' \(configuration.sources)):\n"
         for name in listed { text += "    \(name)\n" }

@@ -156,7 +156,10 @@ public final class Runtime: @unchecked Sendable {
             strictTimerFiresStaged: StrictTimerStages.stagedCount,
             strictTimerFiresReachedLate: StrictTimerStages.reachedLateCount,
             traceEventsRecorded: TraceRecorder.shared.recordedTotal,
-            memoryPressureTrims: MemoryTrim.trims, memoryTrimmedBytes: MemoryTrim.bytes)
+            memoryPressureTrims: MemoryTrim.trims, memoryTrimmedBytes: MemoryTrim.bytes,
+            timersKeptByBands: scheduler.bandTimerCounts.armed, bandWindowsFired: scheduler.bandTimerCounts.windows,
+            bandWindowsFiredByManager: manager.bandWindowsFiredByManagerCount,
+            wakesTakenByFiringWorker: scheduler.bandTimerCounts.wakesTaken)
     }
 }
 

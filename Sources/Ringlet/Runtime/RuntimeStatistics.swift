@@ -133,6 +133,17 @@ public struct RuntimeStatistics: Sendable {
     /// their capacity.
     public let memoryPressureTrims: Int
     public let memoryTrimmedBytes: Int
+    /// Timer sources armed now in the tables their bands' workers keep (Architecture,
+    /// "Timers kept by their band"); `timersArmed` counts the manager's own.
+    public let timersKeptByBands: Int
+    /// Timer windows fired for those bands since start, by one of their workers or by
+    /// the manager (`bandWindowsFiredByManager`: while the band had no free worker, or
+    /// at its once-a-second look).
+    public let bandWindowsFired: Int
+    public let bandWindowsFiredByManager: Int
+    /// Wakes of parked workers that a worker firing its band's window took on itself
+    /// instead, running those handlers on the thread already awake.
+    public let wakesTakenByFiringWorker: Int
 
     /// Every thread the runtime created: workers, reserve, the manager and the I/O helpers.
     public var runtimeThreads: Int { workers + reserve + managerThreads + ioThreads }

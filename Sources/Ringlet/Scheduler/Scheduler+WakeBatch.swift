@@ -12,34 +12,37 @@ import Synchronization
 /// The manager batches the wake-ups of a whole reap of its ring (timer windows, source
 /// events; DispatchIO's completions wake at once), and may hand them to its ring so that
 /// they happen as it goes to sleep (ManagerThread+WorkerWakes.swift).
+/// Each thread batches on its own (`ThreadContext.batchedWakes`): the manager for a
+/// reap, a worker for the window of its band's timers it fires (Scheduler+BandTimers.swift).
 extension Scheduler {
     /// The calling thread's pushes from now on wake their workers only at
-    /// `endWakeBatch()`. Manager thread only; batches do not nest.
+    /// `endWakeBatch()`. Batches do not nest.
     func beginWakeBatch() {
-        _ = ThreadContext.current  // the identity compared below
-        wakeBatchOwner.store(Self.callerIdentity, ordering: .relaxed)
+        ThreadContext.current.batchingWakes = true
     }
 
     /// Wakes the workers the batch's pushes chose: `wake` each (by default at once).
     func endWakeBatch(_ wake: (Worker) -> Void = { $0.event.post() }) {
-        wakeBatchOwner.store(0, ordering: .relaxed)
-        for worker in batchedWakes { wake(worker) }
-        batchedWakes.removeAll(keepingCapacity: true)
+        let context = ThreadContext.current
+        context.batchingWakes = false
+        for worker in context.batchedWakes { wake(worker) }
+        context.batchedWakes.removeAll(keepingCapacity: true)
     }
+
+    /// The workers the calling thread's batch will wake (tests).
+    var batchedWakes: [Worker] { ThreadContext.current.batchedWakes }
 
     /// Wakes `worker` now, or at the end of the calling thread's batch.
     @inline(__always)
     func post(_ worker: Worker) {
-        let owner = wakeBatchOwner.load(ordering: .relaxed)
-        if owner != 0 && owner == Self.callerIdentity {
-            batchedWakes.append(worker)
-        } else {
-            worker.event.post()
+        if let raw = ThreadControl.contextPointer {
+            let batched = Unmanaged<ThreadContext>.fromOpaque(raw)._withUnsafeGuaranteedRef { context -> Bool in
+                guard context.batchingWakes else { return false }
+                context.batchedWakes.append(worker)
+                return true
+            }
+            if batched { return }
         }
-    }
-
-    /// The calling thread's context pointer as bits (0: it has none yet).
-    private static var callerIdentity: UInt {
-        UInt(bitPattern: ThreadControl.contextPointer)
+        worker.event.post()
     }
 }

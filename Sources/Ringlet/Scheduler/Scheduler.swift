@@ -27,7 +27,7 @@ final class Scheduler: @unchecked Sendable {
     /// The highest occupied run-queue index (-1: none), readable without the lock;
     /// drainers poll it between items to yield to more urgent work.
     private let highestPendingHint = Atomic<Int>(-1)
-    private var idle: [[Worker]] = Array(repeating: [], count: WorkerBand.allCases.count)
+    var idle: [[Worker]] = Array(repeating: [], count: WorkerBand.allCases.count)
     private(set) var workers: [Worker] = []
     var blockedCount = 0
     var activeReserve = 0
@@ -40,17 +40,24 @@ final class Scheduler: @unchecked Sendable {
     let takenPerClass: UnsafeMutablePointer<UInt64>
     /// Pool threads blocked in waits without a timeout.
     var untimedBlockedCount = 0
-    /// The thread batching its wake-ups (`Scheduler+WakeBatch.swift`): its context
-    /// pointer's bits, 0 when none; and the workers it will wake at the batch's end
-    /// (touched by that thread only).
-    let wakeBatchOwner = Atomic<UInt>(0)
-    var batchedWakes: [Worker] = []
     /// The stall watch's state (Scheduler+StallWatch.swift).
     var watch = StallWatch()
     /// The kernel-cover look's memory (Scheduler+KernelCover.swift). Manager thread only.
     var coverLook = KernelCoverLook()
     /// Workers covered since start because the watch found them blocked in the kernel.
     var coveredInKernelTotal: UInt64 = 0
+    /// The timers each band keeps (high, utility, background; Scheduler+BandTimers.swift),
+    /// nil for a band without workers.
+    var keptTimers: [BandTimers?] = []
+    /// Each band's parked worker that sleeps until its band's next window. Under `lock`.
+    var timerWatchers: [Worker?] = [nil, nil, nil]
+    /// Bands whose timers the manager fires too while a worker of theirs is blocked
+    /// (bit per band). Set by the band's workers, cleared by the manager.
+    let bandsTheManagerWatches = Atomic<UInt8>(0)
+    /// Times a band asked the manager to watch its windows (tests).
+    let bandWatchRequests = Atomic<Int>(0)
+    /// Wakes a firing worker took on itself instead (`RuntimeStatistics`).
+    let wakesTakenByFiringWorker = Atomic<Int>(0)
 
     /// Where each band's workers pin themselves (nil: nowhere).
     let placement: CorePlacement?
@@ -70,6 +77,10 @@ final class Scheduler: @unchecked Sendable {
         started = FutexEvent()
         takenPerClass = .allocate(capacity: 5)
         takenPerClass.initialize(repeating: 0, count: 5)
+        let plan = configuration.workerPlan
+        keptTimers = [WorkerBand.high, .utility, .background].map { band in
+            (plan.first { $0.0 == band }?.1 ?? 0) > 0 ? BandTimers(band: band) : nil
+        }
     }
 
     /// Runs only when the runtime did not start: a started scheduler is kept by its
@@ -161,8 +172,9 @@ final class Scheduler: @unchecked Sendable {
         runQueues.append(node, at: index)
         highestPendingHint.store(runQueues.highestIndex, ordering: .relaxed)
         let wake = pickWorkerToWakeLocked(for: index)
-        // No thread may take it now: the stall watch looks until it is taken.
-        let armWatch = wake == nil && armWatchIfIdleLocked()
+        // No thread may take it now: the stall watch looks until it is taken — unless
+        // the caller is a worker firing its band's timers, which takes it next.
+        let armWatch = wake == nil && !callerTakesItNext(index) && armWatchIfIdleLocked()
         lock.unlock()
         if let wake { post(wake) }
         if armWatch { scheduleWatchTick() }
@@ -171,15 +183,22 @@ final class Scheduler: @unchecked Sendable {
     /// Invoked with the lock held. Removes and returns the worker to wake, if any.
     private func pickWorkerToWakeLocked(for index: Int) -> Worker? {
         let order = WorkerBand.wakeOrder(for: index)
-        if let worker = idle[order.first.rawValue].popLast() {
-            worker.state = .searching
-            return worker
-        }
-        if let second = order.second, let worker = idle[second.rawValue].popLast() {
-            worker.state = .searching
-            return worker
-        }
+        if let worker = popIdleLocked(order.first) { return worker }
+        if let second = order.second, let worker = popIdleLocked(second) { return worker }
         return wakeReserveIfJustifiedLocked()
+    }
+
+    /// Invoked with the lock held. Takes a parked worker of `band` to wake, the one
+    /// that watches the band's timers last (it stays asleep until their window).
+    private func popIdleLocked(_ band: WorkerBand) -> Worker? {
+        let count = idle[band.rawValue].count
+        guard count > 0 else { return nil }
+        var at = count - 1
+        if at > 0, band != .reserve, idle[band.rawValue][at] === timerWatchers[band.rawValue] { at -= 1 }
+        let worker = idle[band.rawValue].remove(at: at)
+        if band != .reserve, worker === timerWatchers[band.rawValue] { timerWatchers[band.rawValue] = nil }
+        worker.state = .searching
+        return worker
     }
 
     /// Invoked with the lock held. A reserve worker may run while fewer reserve
@@ -196,6 +215,10 @@ final class Scheduler: @unchecked Sendable {
     /// The next node `worker` should run; parks the worker until woken when there is
     /// none (and then returns nil so the worker loops).
     func nextNode(for worker: Worker) -> WorkNodeRef? {
+        if worker.band != .reserve, let kept = keptTimers[worker.band.rawValue],
+           kept.aim.load(ordering: .relaxed) <= MonotonicClock.nanoseconds {
+            fireKeptTimers(kept, on: worker)
+        }
         lock.lock()
         if !worker.ready { workerReadyLocked(worker) }
         if worker.coveredInKernel { uncoverLocked(worker) }
@@ -221,21 +244,8 @@ final class Scheduler: @unchecked Sendable {
         }
         worker.state = .parked
         idle[worker.band.rawValue].append(worker)
-        var seen = worker.event.snapshot
         lock.unlock()
-        let trace = worker.context?.trace
-        trace?.record(.parked)
-        while true {
-            _ = worker.event.wait(ifUnchangedFrom: seen)
-            lock.lock()
-            if worker.state != .parked {
-                lock.unlock()
-                trace?.record(.woke)
-                return nil
-            }
-            seen = worker.event.snapshot
-            lock.unlock()
-        }
+        return park(worker)
     }
 
     /// Invoked with the lock held. A reserve thread runs only while activated, and
@@ -291,9 +301,13 @@ final class Scheduler: @unchecked Sendable {
         let reserve = runQueues.count > 0 ? wakeReserveIfJustifiedLocked() : nil
         // Work waits that this thread was running, or the pool is blocked: watch it.
         let armWatch = (runQueues.count > 0 || untimedBlockedCount == workers.count) && armWatchIfIdleLocked()
+        let bandUnwatched = bandLosesItsWatcherLocked(worker)
         lock.unlock()
         reserve?.event.post()
         if armWatch { scheduleWatchTick() }
+        if let aim = bandUnwatched {
+            RuntimeParts.shared.manager.takeUnretainedValue().submit(.bandTimersUnwatched, neededBy: aim)
+        }
     }
 
     /// Invoked with the lock held. A worker the watch found blocked in the kernel is

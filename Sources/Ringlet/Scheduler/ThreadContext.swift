@@ -142,6 +142,10 @@ final class ThreadContext {
     /// Free work nodes this thread keeps (see `WorkNodePool`), linked through `next`.
     var nodeCache: WorkNodeRef?
     var nodeCacheCount = 0
+    /// The thread defers the wakes its pushes choose (`Scheduler.beginWakeBatch`), and
+    /// those it deferred. Its own thread only.
+    var batchingWakes = false
+    var batchedWakes: [Worker] = []
     /// This thread's trace ring, nil with tracing off (`TraceRecorder`): the one load
     /// and branch every traced point of the item path pays when nobody traces.
     let trace: TraceBuffer?

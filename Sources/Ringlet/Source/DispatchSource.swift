@@ -100,6 +100,8 @@ public class DispatchSource: DispatchObject, @unchecked Sendable {
     let descriptorIdentity: (device: UInt64, inode: UInt64)?
     /// Manager-thread state: its registration (see ManagerThread+Sources.swift).
     var registration = SourceRegistration()
+    /// The timer in its band's table (`BandTimers`), under that table's lock.
+    var bandTimer: TimerQueue.Handle?
 
     init(kind: Kind, queue target: DispatchQueue?) {
         self.kind = kind

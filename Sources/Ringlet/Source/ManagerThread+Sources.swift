@@ -177,6 +177,10 @@ extension ManagerThread {
                 disarmTimer(handle)
                 source.registration.timer = nil
             }
+            if let kept = source.registration.timerBand {
+                kept.disarm(source)
+                source.registration.timerBand = nil
+            }
         case .dataAdd, .dataOr, .dataReplace:
             break
         default:

@@ -18,6 +18,8 @@ struct SourceRegistration {
     var failures = 0
     /// The timer in the manager's timer structure (timer sources).
     var timer: TimerQueue.Handle?
+    /// The band whose workers keep the timer instead (`BandTimers`), or nil.
+    var timerBand: BandTimers?
     /// A descriptor the manager opened for the source (pidfd, inotify), closed at the end.
     var ownedFD: Int32 = -1
     /// The watched file's size and link count when last looked at (file-system sources).

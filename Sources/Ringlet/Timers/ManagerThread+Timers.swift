@@ -55,7 +55,8 @@ extension ManagerThread {
     /// Keeps exactly one timeout armed, at `TimerQueue.nextAim`: a margin before the
     /// end of the earliest window (never before its start).
     func rearmTimeout(_ ring: Ring) {
-        let next = timers.nextAim()
+        var next = timers.nextAim()
+        if let band = bandDeadline(), band < next ?? .max { next = band }
         lock.withLock { armedTimers = timers.armedCount }
         if next == armedDeadline { return }
         if armedDeadline != nil {
@@ -108,13 +109,27 @@ extension ManagerThread {
             disarmTimer(old)
             source.registration.timer = nil
         }
+        if let kept = source.registration.timerBand {
+            kept.disarm(source)
+            source.registration.timerBand = nil
+        }
         guard let spec = source.lock.withLock({ source.timerSpec }), let deadline = spec.deadline else { return }
-        let level = QoSPriority(packed: source.eventPriority.load(ordering: .relaxed)).level
+        let priority = QoSPriority(packed: source.eventPriority.load(ordering: .relaxed))
+        let level = priority.level
         let now = spec.wall ? UInt64(max(WallClock.nanoseconds, 0)) : MonotonicClock.nanoseconds
         let period = spec.interval > 0 ? spec.interval : (deadline > now ? deadline - now : 0)
         let leeway = leewayPolicy.leeway(requested: spec.leeway, period: period, level: level, strict: spec.strict)
         // A strict timer whose window is narrower than a hand-off is staged (TimerQueue).
         let advance = spec.strict && leeway < Self.strictTimerAdvance ? Self.strictTimerAdvance : 0
+        // Kept by the band whose workers run its handler, unless staged or on the wall
+        // clock (whose changes the manager follows).
+        if advance == 0, !spec.wall, let kept = scheduler.keptTimers(forIndex: RunQueueIndex.of(priority)) {
+            source.registration.timerBand = kept
+            if kept.arm(source, deadline: deadline, leeway: leeway, interval: spec.interval) {
+                scheduler.bandAimMovedEarlier(kept.band)
+            }
+            return
+        }
         source.registration.timer = armTimer(deadline: deadline, wall: spec.wall, interval: spec.interval,
                                              leeway: leeway, advance: advance, owner: .source(source))
     }

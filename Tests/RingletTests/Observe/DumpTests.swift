@@ -57,14 +57,21 @@ struct DumpTests {
             timer.setEventHandler {}
             timer.activate()
             settle(queue)
+            // And one the manager keeps: an asyncAfter item.
+            queue.asyncAfter(deadline: .now() + 600, qos: .default, flags: []) {}
+            settle(queue)
             let text = Runtime.dump()
             timer.cancel()
+            // The timer source is its band's (Architecture, "Timers kept by their band").
             let entry = text.split(separator: "\n").first { $0.contains("timer source (queue 'test.dump.timer')") }
                 .map(String.init) ?? ""
-            #expect(entry.contains("leeway 250.0 ms, every 600000.0 ms, window group "), "\(text)")
+            #expect(entry.contains("leeway 250.0 ms, every 600000.0 ms: "), "\(text)")
             #expect(entry.hasPrefix("    in "), "\(text)")
+            #expect(text.contains("timers kept by the high band's workers (1):"), "\(text)")
+            #expect(text.contains("window group 1: an asyncAfter item"), "\(text)")
             #expect(text.contains("window group(s): the manager wakes once per group"), "\(text)")
-            #expect(text.contains("timer source (queue 'test.dump.timer')"), "not among the active sources: \(text)")
+            #expect(text.split(separator: "\n").filter { $0.contains("timer source (queue 'test.dump.timer')") }.count == 2,
+                    "not among the active sources: \(text)")
         }
     }
 
