@@ -72,6 +72,13 @@ extension ManagerThread {
     func register(_ source: DispatchSource, _ ring: Ring) {
         if source.registration.removing || source.registration.registered { return }
         source.registration.registered = true
+        if case .timer = source.kind {
+            // A band's worker may fire the timer as soon as it is armed (BandTimers.swift):
+            // the registration handler is queued first.
+            source.registeredWithKernel()
+            reschedule(source)
+            return
+        }
         let immediate = armKernelSide(source, ring)
         // Polls are queued, not yet submitted; the registration handler still runs
         // before any event, which can only come from a later completion, or is
