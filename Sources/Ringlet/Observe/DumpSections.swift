@@ -69,10 +69,12 @@ extension DispatchQueue {
     /// so "running" queues may hold more than the count says.
     func dumpLine() -> (line: String, oldest: Breadcrumb)? {
         lock.lock()
-        // Nodes left in the inbox for a coming drain count too (any lock holder may
-        // take them in; the drain still decides the wake-up).
-        takeInboxLocked()
-        let count = state.fifo.count
+        // Nodes left in the inbox for a coming drain count too, counted where they are:
+        // taking them in would wait for a producer between its swap and its link, and a
+        // dump must not wait on any thread (a test holding a producer there while it
+        // dumped, and the dump holding the registry, hung the process).
+        let inboxed = inbox.peek()
+        let count = state.fifo.count + inboxed.count
         let running = state.running
         if count == 0 && running == 0 {
             lock.unlock()
@@ -84,7 +86,7 @@ extension DispatchQueue {
         let tokenLevel = state.tokenPriority.level
         let pendingLevel = state.pendingMaxPriority.level
         let targetLabel = state.target?.label
-        let oldest = state.fifo.head.map { Breadcrumb(node: $0) } ?? .unknown
+        let oldest = (state.fifo.head ?? inboxed.first).map { Breadcrumb(node: $0) } ?? .unknown
         lock.unlock()
         var line = "    queue '\(label)': \(count) item(s) ("
         line += isMain ? "main" : isSerial ? "serial" : "concurrent"

@@ -181,6 +181,21 @@ struct QueueInbox: ~Copyable {
         }
     }
 
+    /// The nodes waiting in the inbox, counted without taking them and without waiting
+    /// for a producer that has not linked its node yet (those are left out), and the
+    /// first of them. For the live dump: under the queue's lock, so no consumer takes
+    /// nodes meanwhile, and producers only link after the last node.
+    func peek() -> (first: WorkNodeRef?, count: Int) {
+        guard let first = head.load(ordering: .sequentiallyConsistent) else { return (nil, 0) }
+        var count = 1
+        var node = first
+        while let next = NodeLink.load(node) {
+            count += 1
+            node = next
+        }
+        return (first, count)
+    }
+
     /// Waits for the producer that follows `node` to link it: spins briefly, yields the
     /// processor (the producer may be preempted, or on this very core), then sleeps
     /// between looks (`backOff`).

@@ -53,6 +53,43 @@ import Testing
         init(count: Int) { values = [Int](repeating: 0, count: count) }
     }
 
+    /// The live dump counts what the inbox holds without taking it in: it never waits for
+    /// a producer between its exchange and its link (it did, holding the queue registry,
+    /// and a test whose held producer dumped on a timeout hung the process).
+    @Test func aDumpNeverWaitsForAProducerBetweenExchangeAndLink() {
+        let window = Window()
+        InboxHook.hook.install { window.hook($0) }
+        defer { InboxHook.hook.install(nil) }
+        let queue = DispatchQueue(label: "test.inbox.dump")
+        let group = DispatchGroup()
+        let blocker = Gate()
+        let started = Gate()
+        queue.async(group: group) { started.open(); blocker.pass() }
+        #expect(started.pass())
+        queue.async(group: group) {}
+        let producerDone = Gate()
+        onOwnThread {
+            window.holdThread.store(ThreadControl.threadID, ordering: .releasing)
+            queue.async(group: group) {}
+            producerDone.open()
+        }
+        #expect(eventually { window.held.load(ordering: .acquiring) == 1 })
+        let dumped = Gate()
+        let text = Mutex<String>("")
+        onOwnThread {
+            let dump = Runtime.dump()
+            text.withLock { $0 = dump }
+            dumped.open()
+        }
+        #expect(dumped.pass(), "the dump waited for the producer held before its link")
+        let dump = text.withLock { $0 }
+        #expect(dump.contains("queue 'test.inbox.dump': 1 item(s)"), "\(dump)")
+        window.release.open()
+        blocker.open()
+        #expect(producerDone.pass())
+        #expect(waited(group))
+    }
+
     @Test func aProducerHeldBetweenExchangeAndLinkLosesAndReordersNothing() {
         let window = Window()
         InboxHook.hook.install { window.hook($0) }
