@@ -17,6 +17,8 @@
 #                   on both backends (release build)
 #   make embedded   compile Ringlet in Embedded Swift mode, link the checks program, run it
 #   make bench      release build, Ringlet vs the toolchain's Dispatch (prints a table)
+#   make bench-energy  the sensor logger for ENERGY_SECONDS (60) on four sides: Ringlet, Dispatch,
+#                   a thread per sensor, Ringlet with leeway 0 (CHART=file.svg draws them)
 #   make docs       the documentation (Sources/Ringlet/Ringlet.docc and the API) into .build/docs,
 #                   after Tests/Docs/check-names.sh (every path and name it quotes exists)
 #   make package-check  a package depending only on the Ringlet product resolves no other package
@@ -39,7 +41,7 @@ EMBEDDED_FLAGS := -target $(EMBEDDED_TARGET) -enable-experimental-feature Embedd
 TSAN_SKIP    := ThreadCountTests
 ASAN_OPTIONS_TEST := ASAN_OPTIONS="detect_leaks=1 log_path=$(CURDIR)/.build-asan/reports/report" LSAN_OPTIONS=suppressions=$(CURDIR)/Tests/lsan.supp
 
-.PHONY: boundary package-check deps build run test unit unit-epoll import-styles tsan asan soak soak-short embedded bench bench-scale docs clean deps-cross cross sizes sim sim-all
+.PHONY: boundary package-check deps build run test unit unit-epoll import-styles tsan asan soak soak-short embedded bench bench-energy bench-scale docs clean deps-cross cross sizes sim sim-all
 
 deps:
 	@command -v pkg-config >/dev/null || { $(SUDO) apt-get update -qq && $(SUDO) apt-get install -y -qq pkg-config; }
@@ -542,6 +544,13 @@ bench: deps
 	$(SWIFT) build -c release --product RingletAsyncMainBench
 	$$($(SWIFT) build -c release --show-bin-path)/ringlet bench
 	$$($(SWIFT) build -c release --show-bin-path)/ringlet bench --backend epoll --only $(EPOLL_BENCH_ROWS)
+
+# The sensor logger over minutes on four sides (`ringlet bench-energy`, issue 35):
+# ENERGY_SECONDS per side (default 60), CHART=file.svg to draw them.
+bench-energy: deps
+	$(SWIFT) build -c release --product ringlet
+	$$($(SWIFT) build -c release --show-bin-path)/ringlet bench-energy $(if $(ENERGY_SECONDS),--seconds $(ENERGY_SECONDS)) \
+	  $(if $(CHART),--chart $(CHART))
 
 # How cost grows with the load (`ringlet bench --scale`), both runtimes; redraws the
 # chart the README shows.

@@ -10,6 +10,6 @@ struct RingletCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "ringlet",
         abstract: "Ringlet: a fixed-size, cooperative dispatch runtime for small Linux boards.",
-        subcommands: [Demo.self, Bench.self, BoardCommand.self, Soak.self, DumpCommand.self, TraceCommand.self],
+        subcommands: [Demo.self, Bench.self, BenchEnergyCommand.self, BoardCommand.self, Soak.self, DumpCommand.self, TraceCommand.self],
         defaultSubcommand: Demo.self)
 }

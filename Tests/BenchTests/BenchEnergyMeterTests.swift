@@ -7,26 +7,9 @@ import Glibc
 import Testing
 
 @Suite struct BenchEnergyMeterTests {
-    /// A powercap directory of its own in /tmp, with `files` (path → contents).
-    func powercap(_ files: [String: String]) -> String {
-        var template = Array("/tmp/ringlet-powercap-XXXXXX".utf8CString)
-        let root = template.withUnsafeMutableBufferPointer { String(cString: mkdtemp($0.baseAddress!)) }
-        for (path, contents) in files {
-            var directory = root
-            for part in path.split(separator: "/").dropLast() {
-                directory += "/" + part
-                mkdir(directory, 0o755)
-            }
-            let file = fopen(root + "/" + path, "w")!
-            fputs(contents, file)
-            fclose(file)
-        }
-        return root
-    }
+    func powercap(_ files: [String: String]) -> String { fakeSysfsTree("powercap", files) }
 
-    func remove(_ root: String) {
-        _ = system("rm -rf '\(root)'")
-    }
+    func remove(_ root: String) { removeFakeSysfsTree(root) }
 
     @Test func findsIntelAndAMDPackagesButNoSubdomains() {
         let root = powercap(["intel-rapl:0/energy_uj": "1000\n", "amd-rapl:1/energy_uj": "2000\n",
