@@ -122,6 +122,11 @@ static const struct { int opcode; const char *name; int optional; } rl_used_opco
     { IORING_OP_WRITE, "WRITE (Linux 5.6)" },
     { IORING_OP_ASYNC_CANCEL, "ASYNC_CANCEL (Linux 5.5)" },
     { RL_IORING_OP_FUTEX_WAKE, "FUTEX_WAKE (Linux 6.7: the manager wakes workers in its own wait)", 1 },
+    { IORING_OP_ACCEPT, "ACCEPT (Linux 5.5; multishot 5.19: sockets)", 1 },
+    { IORING_OP_CONNECT, "CONNECT (Linux 5.5: sockets)", 1 },
+    { IORING_OP_RECVMSG, "RECVMSG (Linux 5.3: sockets)", 1 },
+    { IORING_OP_SENDMSG, "SENDMSG (Linux 5.3: sockets)", 1 },
+    { IORING_OP_SHUTDOWN, "SHUTDOWN (Linux 5.11: sockets; shutdown(2) before it)", 1 },
 };
 
 int rl_uring_used_opcode_count(void) { return (int)(sizeof rl_used_opcodes / sizeof rl_used_opcodes[0]); }

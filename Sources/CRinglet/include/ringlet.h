@@ -472,6 +472,102 @@ void rl_munmap(void *pointer, unsigned long long length);
 #define RL_IOPRIO_CLASS_BE 2
 #define RL_IOPRIO_CLASS_IDLE 3
 
+// MARK: Sockets (ringlet_net.c; Sources/Ringlet/Net)
+
+/// Linux's numbers (ringlet_net.c checks them against its headers).
+#define RL_AF_UNIX 1
+#define RL_AF_INET 2
+#define RL_AF_INET6 10
+#define RL_SOCK_STREAM 1
+#define RL_SOCK_DGRAM 2
+#define RL_SOCK_SEQPACKET 5
+#define RL_SHUT_RD 0
+#define RL_SHUT_WR 1
+#define RL_SHUT_RDWR 2
+#define RL_SOL_SOCKET 1
+#define RL_SCM_RIGHTS 1
+#define RL_SCM_CREDENTIALS 2
+#define RL_SO_REUSEADDR 2
+#define RL_SO_SNDBUF 7
+#define RL_SO_RCVBUF 8
+#define RL_SO_KEEPALIVE 9
+#define RL_SO_PASSCRED 16
+#define RL_IPPROTO_TCP 6
+#define RL_TCP_NODELAY 1
+#define RL_MSG_CTRUNC 0x8
+#define RL_MSG_TRUNC 0x20
+/// Room for any socket address (sizeof(struct sockaddr_storage)).
+#define RL_ADDRESS_BYTES 128
+/// struct ucred: pid, uid, gid (SCM_CREDENTIALS, SO_PEERCRED).
+#define RL_CREDENTIALS_BYTES 12
+
+/// socket(2) and socketpair(2) (AF_UNIX) with SOCK_NONBLOCK | SOCK_CLOEXEC: the fd, or -errno.
+int rl_socket_open(int family, int type);
+int rl_socket_pair(int type, int *first, int *second);
+int rl_socket_bind(int fd, const void *address, unsigned int length);
+int rl_socket_listen(int fd, int backlog);
+int rl_socket_set_int_option(int fd, int level, int name, int value);
+int rl_socket_get_int_option(int fd, int level, int name, int *value);
+/// getsockname(2), getpeername(2) into RL_ADDRESS_BYTES at `address`.
+int rl_socket_local_address(int fd, void *address, unsigned int *length);
+int rl_socket_peer_address(int fd, void *address, unsigned int *length);
+/// SO_PEERCRED: the peer's pid, uid and gid when it connected.
+int rl_socket_peer_credentials(int fd, int *pid, unsigned int *uid, unsigned int *gid);
+/// This process's struct ucred (RL_CREDENTIALS_BYTES), for SCM_CREDENTIALS.
+void rl_socket_own_credentials(void *credentials);
+/// A numeric IPv4 or IPv6 address (inet_pton(3)) and port into RL_ADDRESS_BYTES.
+int rl_address_inet(const char *host, int port, void *address, unsigned int *length);
+/// An AF_UNIX address: a filesystem path, or (abstract != 0) a name in the abstract namespace.
+int rl_address_unix(const char *path, unsigned int path_length, int abstract, void *address, unsigned int *length);
+int rl_address_family(const void *address, unsigned int length);
+int rl_address_port(const void *address, unsigned int length);
+/// The host of an AF_INET/AF_INET6 address as text (inet_ntop(3)).
+int rl_address_host(const void *address, unsigned int length, char *out, unsigned int capacity);
+/// The path or abstract name of an AF_UNIX address: its length, or -errno.
+int rl_address_unix_path(const void *address, unsigned int length, char *out, unsigned int capacity,
+                         int *abstract);
+
+/// A struct msghdr with its iovecs, control buffer and address, alive until the
+/// request that uses it completes (Net/SocketMessage.swift).
+typedef struct rl_message rl_message;
+rl_message *rl_message_create(unsigned int iov_capacity, unsigned int control_capacity);
+void rl_message_destroy(rl_message *message);
+/// Adds a buffer to move (-ENOSPC past `iov_capacity`).
+int rl_message_add_buffer(rl_message *message, void *base, unsigned long long length);
+/// Adds a control message to send (-ENOSPC past `control_capacity`).
+int rl_message_add_control(rl_message *message, int level, int type, const void *data, unsigned int length);
+/// After a short send: the next request starts `bytes` further.
+void rl_message_consume(rl_message *message, unsigned long long bytes);
+unsigned long long rl_message_remaining(const rl_message *message);
+/// Control data goes with the first bytes of a stream only.
+void rl_message_drop_control(rl_message *message);
+/// After a receive: msg_flags (RL_MSG_TRUNC, RL_MSG_CTRUNC), the sender's address,
+/// and the control messages one by one (cursor from 0; 1 while there is one).
+int rl_message_flags(const rl_message *message);
+unsigned int rl_message_address(const rl_message *message, void *address);
+int rl_message_next_control(const rl_message *message, unsigned int *cursor, int *level, int *type,
+                            const void **data, unsigned int *length);
+/// CMSG_SPACE(length).
+unsigned int rl_control_space(unsigned int length);
+
+/// Socket requests on the ring (IORING_OP_ACCEPT with IORING_ACCEPT_MULTISHOT on
+/// 5.19+, CONNECT, RECVMSG with MSG_CMSG_CLOEXEC, SENDMSG with MSG_NOSIGNAL,
+/// SHUTDOWN). Accepted sockets are SOCK_NONBLOCK | SOCK_CLOEXEC. 0 or -EBUSY.
+int rl_ring_prep_accept(rl_ring *ring, int fd, int multishot, unsigned long long user_data);
+int rl_ring_prep_connect(rl_ring *ring, int fd, const void *address, unsigned int length,
+                         unsigned long long user_data);
+int rl_ring_prep_recvmsg(rl_ring *ring, int fd, rl_message *message, unsigned long long user_data);
+int rl_ring_prep_sendmsg(rl_ring *ring, int fd, rl_message *message, unsigned long long user_data);
+int rl_ring_prep_shutdown(rl_ring *ring, int fd, int how, unsigned long long user_data);
+/// The same, made at once and never blocking (the epoll backend): a result or -errno
+/// (-EAGAIN: not ready; connect: -EINPROGRESS, then rl_socket_connect_result once writable).
+int rl_socket_accept_now(int fd);
+int rl_socket_connect_now(int fd, const void *address, unsigned int length);
+int rl_socket_connect_result(int fd);
+long long rl_socket_recvmsg_now(int fd, rl_message *message);
+long long rl_socket_sendmsg_now(int fd, rl_message *message);
+int rl_socket_shutdown(int fd, int how);
+
 // MARK: Boards and placement (ringlet_board.c)
 
 /// Reads up to `capacity` bytes of the regular file at `path` into `buffer` (open(2)

@@ -64,6 +64,11 @@ final class ManagerThread: @unchecked Sendable {
         /// A worker's wake queued on the ring (its index in the low bits); completes
         /// only when the kernel refused it (ManagerThread+WorkerWakes.swift).
         case workerWake = 11
+        /// Socket requests, the polls of those that waited for readiness, and their
+        /// cancellations (Net/SocketEngine.swift).
+        case socket = 12
+        case socketPoll = 13
+        case socketCancel = 14
     }
 
     let configuration: RuntimeConfiguration
@@ -83,6 +88,10 @@ final class ManagerThread: @unchecked Sendable {
     /// Completions tagged `.io`/`.ioPoll` go here: the engine's `completed`, installed
     /// on the manager thread by the engine's first request. Manager thread only.
     private var ioCompletions: ((Ring.Completion, Ring) -> Void)?
+    /// The socket layer's engine (Net/SocketEngine.swift), made on first use; under `lock`.
+    private var socketEngine: SocketEngine?
+    /// Completions tagged `.socket`/`.socketPoll` go here. Manager thread only.
+    private var socketCompletions: ((Ring.Completion, Ring) -> Void)?
     /// The descriptor watch (ManagerThread+DescriptorWatch.swift). Manager thread only.
     var descriptorChecks: [(Ring) -> Bool] = []
     var descriptorWatchArmed = false
@@ -170,6 +179,23 @@ final class ManagerThread: @unchecked Sendable {
             return engine
         }
     }
+
+    /// The socket layer's engine, made by the first socket (any thread). Only sockets
+    /// reach this, so a program that makes none carries none of it.
+    var sockets: SocketEngine {
+        lock.withLock {
+            if let socketEngine { return socketEngine }
+            let engine = SocketEngine()
+            engine.manager = self
+            socketEngine = engine
+            // Pushed before any request of the engine's, so it is taken first.
+            submit(.run { [self] _ in socketCompletions = { engine.completed($0, $1) } })
+            return engine
+        }
+    }
+
+    /// The socket engine if a socket made it (for statistics and the live dump).
+    var socketEngineIfMade: SocketEngine? { lock.withLock { socketEngine } }
 
     /// DispatchIO's engine if a channel made it (for the live dump).
     var ioEngineIfMade: IOEngine? { lock.withLock { ioEngine } }
@@ -358,9 +384,14 @@ final class ManagerThread: @unchecked Sendable {
                 scheduler.endWakeBatch()
                 ioCompletions?(completion, ring)
                 scheduler.beginWakeBatch()
+            case .socket, .socketPoll:
+                // As DispatchIO's: the handlers are woken at once.
+                scheduler.endWakeBatch()
+                socketCompletions?(completion, ring)
+                scheduler.beginWakeBatch()
             case .workerWake:
                 workerWakeRefused(completion)
-            case .timeoutRemove, .ioCancel, .none:
+            case .timeoutRemove, .ioCancel, .socketCancel, .none:
                 break
             }
         }

@@ -23,7 +23,7 @@ extension ManagerThread {
 
     /// Manager thread only.
     func dumpSectionsOnManager() -> String {
-        timersSection() + bandTimersSection() + sourcesSection() + ioSection()
+        timersSection() + bandTimersSection() + sourcesSection() + ioSection() + socketSection()
     }
 
     private func timersSection() -> String {

@@ -159,7 +159,9 @@ public final class Runtime: @unchecked Sendable {
             memoryPressureTrims: MemoryTrim.trims, memoryTrimmedBytes: MemoryTrim.bytes,
             timersKeptByBands: scheduler.bandTimerCounts.armed, bandWindowsFired: scheduler.bandTimerCounts.windows,
             bandWindowsFiredByManager: manager.bandWindowsFiredByManagerCount,
-            wakesTakenByFiringWorker: scheduler.bandTimerCounts.wakesTaken)
+            wakesTakenByFiringWorker: scheduler.bandTimerCounts.wakesTaken,
+            socketRequestsInFlight: manager.socketCounts.inFlight, socketRequestsPeak: manager.socketCounts.peak,
+            acceptsSkipped: manager.socketCounts.acceptsSkipped)
     }
 }
 

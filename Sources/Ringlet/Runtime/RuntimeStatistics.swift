@@ -144,6 +144,12 @@ public struct RuntimeStatistics: Sendable {
     /// Wakes of parked workers that a worker firing its band's window took on itself
     /// instead, running those handlers on the thread already awake.
     public let wakesTakenByFiringWorker: Int
+    /// Socket requests on the ring now and at most at once since start (accepts,
+    /// connects, receives, sends, shutdowns, and their polls after EAGAIN: the Net
+    /// layer), and connections that went away before an accept took them (skipped).
+    public let socketRequestsInFlight: Int
+    public let socketRequestsPeak: Int
+    public let acceptsSkipped: Int
 
     /// Every thread the runtime created: workers, reserve, the manager and the I/O helpers.
     public var runtimeThreads: Int { workers + reserve + managerThreads + ioThreads }

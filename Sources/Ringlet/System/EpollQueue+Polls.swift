@@ -23,6 +23,8 @@ extension EpollQueue {
             /// A transfer that found its pipe or socket not ready (or that a helper
             /// makes once it is).
             case transfer(Transfer)
+            /// A socket request that found its socket not ready.
+            case socket(SocketWork)
         }
 
         let userData: UInt64
@@ -112,6 +114,8 @@ extension EpollQueue {
             if multishot { watch.waiters.append(waiter) }
         case .transfer(let transfer):
             attempt(transfer)
+        case .socket(let work):
+            attempt(work)
         }
     }
 
@@ -151,6 +155,8 @@ extension EpollQueue {
                     post(waiter.userData, Int32(bitPattern: waiter.events & (Descriptors.readable | Descriptors.writable)))
                 case .transfer(let transfer):
                     helperJobs.append(job(transfer))
+                case .socket:
+                    refuse(waiter, .notSocket)
                 }
                 return
             }
@@ -178,6 +184,7 @@ extension EpollQueue {
         let waiting = watch.waiters
         watch.waiters.removeAll(keepingCapacity: true)
         var woken: [Transfer] = []
+        var wokenSockets: [SocketWork] = []
         for waiter in waiting {
             let hits = events & (waiter.events | EpollCalls.errorOrHangUp)
             if hits == 0 {
@@ -190,11 +197,14 @@ extension EpollQueue {
                 if multishot { watch.waiters.append(waiter) }
             case .transfer(let transfer):
                 woken.append(transfer)
+            case .socket(let work):
+                wokenSockets.append(work)
             }
         }
         if watch.waiters.count < waiting.count { changedWatches.append(fd) }
         // After the loop: a transfer that is still not ready joins the watch again.
         for transfer in woken { attempt(transfer) }
+        for work in wokenSockets { attempt(work) }
     }
 
     /// Takes the waiter `target` out (a poll, or with `pollsOnly` false a transfer

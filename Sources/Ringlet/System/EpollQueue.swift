@@ -18,7 +18,11 @@ import CRinglet
 ///   on this thread, never blocking; a pipe or socket that is not ready is polled and
 ///   the transfer made again when it is; a regular file whose bytes are not in the page
 ///   cache, or a file that cannot promise not to block, goes to an I/O helper thread.
-/// - **Cancellation** of a poll, a transfer or a timeout, as IORING_OP_ASYNC_CANCEL.
+/// - **Socket requests** (EpollQueue+Sockets.swift): accept, connect, recvmsg, sendmsg
+///   and shutdown made at once without blocking; one that finds its socket not ready
+///   waits for readiness and is made again.
+/// - **Cancellation** of a poll, a transfer, a socket request or a timeout, as
+///   IORING_OP_ASYNC_CANCEL.
 ///
 /// Manager thread only, but for the helpers' side (IOHelperThreads.swift).
 final class EpollQueue {
@@ -44,6 +48,7 @@ final class EpollQueue {
         case pollRemove(target: UInt64, userData: UInt64)
         case transfer(Transfer)
         case cancel(target: UInt64, userData: UInt64)
+        case socket(SocketWork)
     }
 
     /// Epoll data of the two descriptors of the backend itself (a watched descriptor's
@@ -165,6 +170,8 @@ final class EpollQueue {
             attempt(transfer)
         case .cancel(let target, let userData):
             cancel(target, userData)
+        case .socket(let work):
+            attempt(work)
         }
     }
 

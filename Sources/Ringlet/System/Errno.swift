@@ -34,6 +34,17 @@ public struct Errno: Error, Equatable, Hashable, Sendable {
     public static let timedOut = Errno(rawValue: 110)                // ETIMEDOUT
     public static let alreadyInProgress = Errno(rawValue: 114)       // EALREADY
     public static let cancelled = Errno(rawValue: 125)               // ECANCELED
+    // Sockets (Net/):
+    public static let nameTooLong = Errno(rawValue: 36)              // ENAMETOOLONG
+    public static let notSocket = Errno(rawValue: 88)                // ENOTSOCK
+    public static let messageTooLong = Errno(rawValue: 90)           // EMSGSIZE
+    public static let addressInUse = Errno(rawValue: 98)             // EADDRINUSE
+    public static let connectionAborted = Errno(rawValue: 103)       // ECONNABORTED
+    public static let connectionReset = Errno(rawValue: 104)         // ECONNRESET
+    public static let noBufferSpace = Errno(rawValue: 105)           // ENOBUFS
+    public static let notConnected = Errno(rawValue: 107)            // ENOTCONN
+    public static let connectionRefused = Errno(rawValue: 111)       // ECONNREFUSED
+    public static let inProgress = Errno(rawValue: 115)              // EINPROGRESS
 
     /// The symbolic name (`"EPERM"`, `"EMFILE"`), or `"errno N"` for a value Linux
     /// does not define (such as 41 or 58, which it leaves unused, or one above 133).

@@ -25,6 +25,9 @@ final class Ring {
     private let handle: OpaquePointer?
     /// The epoll backend (nil on io_uring).
     private let epoll: EpollQueue?
+    /// For requests prepared in other files (Net/SocketCall.swift).
+    var ringHandle: OpaquePointer? { handle }
+    var epollQueue: EpollQueue? { epoll }
     /// Completions made up by injected faults (debug builds), handed out first.
     private var synthetic: [Completion] = []
     /// The setup flags the kernel accepted (`RL_RING_*`; 0 on epoll).
@@ -199,7 +202,7 @@ final class Ring {
 
     /// Injected faults: a full submission queue (thrown), or a request the kernel
     /// answers at once with an error (a made-up completion; true: nothing to queue).
-    private func injected(_ userData: UInt64) throws(Errno) -> Bool {
+    func injected(_ userData: UInt64) throws(Errno) -> Bool {
         if let full = SyscallFaults.take(.ringPrepare) { throw full }
         guard let failure = SyscallFaults.take(.requestCompletion) else { return false }
         synthetic.append(Completion(userData: userData, result: -failure.rawValue, flags: 0))

@@ -153,13 +153,15 @@ struct RingTests {
         _ = try Ring(submissionEntries: 8, completionEntries: 32)
     }
 
-    /// `ringlet board`'s list: only FUTEX_WAKE is optional (the manager then wakes
-    /// workers with futex(2)), and where the manager's ring starts, the probe lists
-    /// every operation that is not.
+    /// `ringlet board`'s list: only FUTEX_WAKE (the manager then wakes workers with
+    /// futex(2)) and the socket layer's operations are optional, and where the manager's
+    /// ring starts, the probe lists every operation that is not.
     @Test(.enabled(if: RingAvailability.works, "io_uring is refused here"))
-    func onlyTheQueuedFutexWakeIsOptional() {
+    func onlyTheQueuedFutexWakeAndSocketsAreOptional() {
         let operations = IOUringFeatures.probe().operations
-        #expect(operations.filter(\.optional).map(\.name).allSatisfy { $0.hasPrefix("FUTEX_WAKE") })
+        #expect(operations.filter(\.optional).map(\.name).allSatisfy {
+            $0.hasPrefix("FUTEX_WAKE") || $0.contains(": sockets")
+        })
         #expect(operations.contains { $0.optional })
         for operation in operations where !operation.optional {
             #expect(operation.supported != false, "the manager's ring started without \(operation.name)")

@@ -1,0 +1,107 @@
+import CRinglet
+import Glibc
+import Testing
+@_spi(RingletNet) @testable import Ringlet
+
+/// The socket layer (Sources/Ringlet/Net) on the backend this machine gives, and on epoll.
+@Suite struct SocketTests {
+    @Test(arguments: SocketScenarios.all.map(\.0))
+    func scenario(_ name: String) throws {
+        try #require(SocketScenarios.all.first { $0.0 == name }).1()
+    }
+
+    @Test func everyScenarioOnEpoll() async {
+        await #expect(processExitsWith: .success) {
+            startRuntime(RuntimeConfiguration(cores: 2, backend: .epoll))
+            for (name, scenario) in SocketScenarios.all {
+                do { try scenario() } catch {
+                    Issue.record("\(name) on epoll: \(error)")
+                    exit(1)
+                }
+            }
+        }
+    }
+
+    @Test func theAwaitingFormsConnectSendAndReceive() async throws {
+        let (listener, address) = try loopbackListener()
+        let queue = DispatchQueue(label: "test.net.async")
+        listener.accept(queue: queue) { event in
+            guard case .accepted(let connection) = event else { return }
+            receiveAll(connection, queue: queue) { result in
+                guard case .success(let bytes) = result else { return }
+                var data = DispatchData.empty
+                bytes.withUnsafeBytes { data.append($0) }
+                connection.send(data, queue: queue) { _ in connection.close() }
+            }
+        }
+        let client = try RingSocket.open(family: address.family, kind: .stream)
+        try await client.connect(to: address)
+        let (data, bytes) = patternData(10_000)
+        #expect(try await client.send(data) == bytes.count)
+        client.shutdown(.write, queue: queue) { _ in }
+        var back: [UInt8] = []
+        while true {
+            let message = try await client.receive(upTo: 4096)
+            if message.endOfStream { break }
+            back += Array(message.data)
+        }
+        let same = back == bytes
+        #expect(same, "\(back.count) of \(bytes.count) bytes came back, or out of order")
+        client.close()
+        listener.close()
+    }
+
+    @Test func cancellingTheTaskCancelsItsReceive() async throws {
+        let (a, b) = try RingSocket.pair(kind: .stream)
+        let task = Task { try await b.receive(upTo: 8) }
+        task.cancel()
+        do {
+            _ = try await task.value
+            Issue.record("a receive with nothing to read returned")
+        } catch let error as SocketError {
+            #expect(error.isCancellation, "\(error)")
+        }
+        a.close()
+        b.close()
+    }
+
+    /// A receive with nothing to read is on the ring: the statistics count it and the
+    /// live dump names its socket and call; cancelled, it leaves both.
+    @Test func aWaitingReceiveShowsInTheStatisticsAndTheDump() throws {
+        let (a, b) = try RingSocket.pair(kind: .seqpacket)
+        let ended = DispatchSemaphore(value: 0)
+        let request = b.receive(upTo: 8, queue: DispatchQueue(label: "test.net.dump")) { _ in ended.signal() }
+        #expect(eventually { Runtime.statistics.socketRequestsInFlight >= 1 })
+        let dump = Runtime.dump()
+        #expect(dump.contains("socket \(b.fileDescriptor) (seqpacket") && dump.contains("recvmsg"), "\(dump)")
+        request.cancel()
+        #expect(waited(ended))
+        #expect(Runtime.statistics.socketRequestsPeak >= 1)
+        #expect(!Runtime.dump().contains("socket \(b.fileDescriptor) (seqpacket"))
+        a.close()
+        b.close()
+    }
+
+    @Test func badAddressesAreRefusedWithWhatToDo() {
+        #expect(throws: SocketError.self) { try SocketAddress.ip("localhost", port: 80) }
+        do {
+            _ = try SocketAddress.unix(path: String(repeating: "x", count: 200))
+            Issue.record("a 200-byte path was taken")
+        } catch {
+            #expect(error.errno == .nameTooLong && error.description.contains("shorter path"), "\(error)")
+        }
+        #expect(throws: SocketError.self) { try SocketAddress.ip("127.0.0.1", port: 70000) }
+        #expect((try? SocketAddress.ip("::1", port: 8080))?.description == "[::1]:8080")
+    }
+
+    @Test func aListenerOnAPortInUseSaysSo() throws {
+        let (listener, address) = try loopbackListener()
+        do {
+            _ = try RingSocket.listening(on: address)
+            Issue.record("two listeners on \(address)")
+        } catch {
+            #expect(error.errno == .addressInUse && error.description.contains("bind on socket"), "\(error)")
+        }
+        listener.close()
+    }
+}
