@@ -67,17 +67,36 @@ void rl_join(char *out, unsigned long capacity, const char *a, const char *b, co
 // Orange Pi 5's demo) changed from run to run by whole huge pages. So the whole pages
 // of a reservation of 2 MiB or more are marked MADV_NOHUGEPAGE; a kernel without THP
 // refuses, which changes nothing.
+// A reservation of 2 MiB or more is a mapping of its own, marked MADV_NOHUGEPAGE. Not
+// malloc's: glibc's mmap threshold grows after large blocks are freed (up to 32 MiB), so
+// a large malloc may come from an arena's heap, and the mark would stay on that heap
+// after the pool is freed, on whatever the program allocates there next.
+//
+// LeakSanitizer scans the heap and the roots for pointers, not a mapping: what only the
+// work-node pool refers to (a queued closure) would be reported as leaked. So a mapping
+// is registered as a root when the sanitizer is linked (a weak symbol, absent otherwise).
+extern void __lsan_register_root_region(const void *p, size_t size) __attribute__((weak));
+extern void __lsan_unregister_root_region(const void *p, size_t size) __attribute__((weak));
+
 void *rl_reserve_memory(unsigned long long bytes) {
-    void *memory = malloc((size_t)bytes);
+    if (bytes < (2ULL << 20)) return malloc((size_t)bytes);
+    void *memory = mmap(NULL, (size_t)bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    if (memory == MAP_FAILED) return NULL;
 #ifdef MADV_NOHUGEPAGE
-    if (memory && bytes >= (2ULL << 20)) {
-        uintptr_t mask = (uintptr_t)rl_page_bytes() - 1;
-        uintptr_t start = ((uintptr_t)memory + mask) & ~mask;
-        uintptr_t end = ((uintptr_t)memory + (uintptr_t)bytes) & ~mask;
-        if (end > start) (void)madvise((void *)start, end - start, MADV_NOHUGEPAGE);
-    }
+    (void)madvise(memory, (size_t)bytes, MADV_NOHUGEPAGE);
 #endif
+    if (__lsan_register_root_region) __lsan_register_root_region(memory, (size_t)bytes);
     return memory;
+}
+
+void rl_release_memory(void *memory, unsigned long long bytes) {
+    if (!memory) return;
+    if (bytes < (2ULL << 20)) {
+        free(memory);
+        return;
+    }
+    if (__lsan_unregister_root_region) __lsan_unregister_root_region(memory, (size_t)bytes);
+    munmap(memory, (size_t)bytes);
 }
 
 int rl_malloc_arena_max(int arenas) {

@@ -237,9 +237,11 @@ int rl_psi_trigger(const char *path, const char *trigger);
 /// madvise(MADV_DONTNEED) over `length` bytes at the page-aligned `address`: the pages
 /// go back to the system and read as zeros when next touched. 0 or -errno.
 int rl_give_back_pages(void *address, unsigned long long length);
-/// Reserves `bytes` of memory (malloc(3): large blocks are mapped and touched only
-/// when used); 0 when the system refuses (RLIMIT_AS, overcommit). Freed with free(3).
+/// Reserves `bytes` of memory, touched only when used: malloc(3) below 2 MiB, else a
+/// mapping of its own kept out of transparent huge pages; 0 when the system refuses
+/// (RLIMIT_AS, overcommit). Given back with rl_release_memory and the same `bytes`.
 void *rl_reserve_memory(unsigned long long bytes);
+void rl_release_memory(void *memory, unsigned long long bytes);
 /// The address-space limit (RLIMIT_AS) in bytes, or -1 when unlimited.
 long long rl_address_space_limit(void);
 /// Caps the C library's malloc arenas at `arenas` (glibc's mallopt M_ARENA_MAX; 0

@@ -80,7 +80,7 @@ final class WorkNodePool: @unchecked Sendable {
     deinit {
         lock.deallocate()
         freed.deallocate()
-        Memory.free(storage)
+        Memory.release(storage, bytes: UInt64(capacity) * UInt64(MemoryLayout<WorkNode>.stride))
     }
 
     /// Nodes in use or cached by threads (at most `cacheLimit` per thread).

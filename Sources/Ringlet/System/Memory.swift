@@ -4,12 +4,16 @@ import CRinglet
 /// once at start; pages are touched only as nodes are first used) and the release of
 /// memory a `DispatchData` was handed with `.free` or `.unmap`.
 enum Memory {
-    /// Reserves `bytes` (malloc(3)); nil when the system refuses (RLIMIT_AS,
-    /// overcommit). The fault hook can refuse it too.
+    /// Reserves `bytes` (malloc(3) below 2 MiB, else a mapping of its own kept out of
+    /// transparent huge pages); nil when the system refuses (RLIMIT_AS, overcommit).
+    /// The fault hook can refuse it too. Given back with `release`.
     static func reserve(_ bytes: UInt64) -> UnsafeMutableRawPointer? {
         if SyscallFaults.take(.reserveMemory) != nil { return nil }
         return rl_reserve_memory(bytes)
     }
+
+    /// Gives back what `reserve` gave, with the same `bytes`.
+    static func release(_ pointer: UnsafeMutableRawPointer?, bytes: UInt64) { rl_release_memory(pointer, bytes) }
 
     /// free(3).
     static func free(_ pointer: UnsafeMutableRawPointer?) { rl_free(pointer) }
