@@ -5,11 +5,13 @@
 
 #include <arpa/inet.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <liburing.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/socket.h>
 #include <sys/un.h>
 #include <unistd.h>
@@ -41,6 +43,13 @@ int rl_socket_pair(int type, int *first, int *second) {
     *first = fds[0];
     *second = fds[1];
     return 0;
+}
+
+int rl_socket_make_nonblocking(int fd) {
+    int flags = fcntl(fd, F_GETFL);
+    if (flags < 0) return -errno;
+    if (flags & O_NONBLOCK) return 0;
+    return fcntl(fd, F_SETFL, flags | O_NONBLOCK) < 0 ? -errno : 0;
 }
 
 int rl_socket_bind(int fd, const void *address, unsigned int length) {
@@ -345,6 +354,64 @@ int rl_ring_prep_shutdown(rl_ring *ring, int fd, int how, unsigned long long use
     struct io_uring_sqe *sqe = rl_net_sqe(ring);
     if (!sqe) return -EBUSY;
     io_uring_prep_shutdown(sqe, fd, how);
+    io_uring_sqe_set_data64(sqe, user_data);
+    return 0;
+}
+
+// MARK: Provided buffers (receives into buffers the kernel picks)
+
+void rl_message_reset(rl_message *message) {
+    message->iov_count = 0;
+    message->first = 0;
+    message->control_used = 0;
+}
+
+struct rl_buffer_ring {
+    struct io_uring_buf_ring *entries;
+    size_t bytes;
+    int mask;
+};
+
+rl_buffer_ring *rl_buffer_ring_register(rl_ring *ring, unsigned short group, unsigned int count, int *error) {
+    if (count == 0 || count > 32768 || (count & (count - 1))) { *error = -EINVAL; return NULL; }
+    rl_buffer_ring *buffers = calloc(1, sizeof *buffers);
+    if (!buffers) { *error = -ENOMEM; return NULL; }
+    buffers->bytes = count * sizeof(struct io_uring_buf);
+    // The kernel wants the ring page-aligned.
+    void *memory = mmap(NULL, buffers->bytes, PROT_READ | PROT_WRITE, MAP_ANONYMOUS | MAP_PRIVATE, -1, 0);
+    if (memory == MAP_FAILED) { *error = -errno; free(buffers); return NULL; }
+    buffers->entries = memory;
+    buffers->mask = io_uring_buf_ring_mask(count);
+    io_uring_buf_ring_init(buffers->entries);
+    struct io_uring_buf_reg registration;
+    memset(&registration, 0, sizeof registration);
+    registration.ring_addr = (unsigned long)(uintptr_t)memory;
+    registration.ring_entries = count;
+    registration.bgid = group;
+    int r = io_uring_register_buf_ring(rl_ring_uring(ring), &registration, 0);
+    if (r < 0) {
+        munmap(memory, buffers->bytes);
+        free(buffers);
+        *error = r;
+        return NULL;
+    }
+    *error = 0;
+    return buffers;
+}
+
+void rl_buffer_ring_give(rl_buffer_ring *buffers, void *address, unsigned int length, unsigned short id) {
+    io_uring_buf_ring_add(buffers->entries, address, length, id, buffers->mask, 0);
+    io_uring_buf_ring_advance(buffers->entries, 1);
+}
+
+int rl_ring_prep_recv_provided(rl_ring *ring, int fd, unsigned short group, int multishot,
+                               unsigned long long user_data) {
+    struct io_uring_sqe *sqe = rl_net_sqe(ring);
+    if (!sqe) return -EBUSY;
+    if (multishot) io_uring_prep_recv_multishot(sqe, fd, NULL, 0, 0);
+    else io_uring_prep_recv(sqe, fd, NULL, 0, 0);
+    sqe->flags |= IOSQE_BUFFER_SELECT;
+    sqe->buf_group = group;
     io_uring_sqe_set_data64(sqe, user_data);
     return 0;
 }

@@ -506,6 +506,8 @@ void rl_munmap(void *pointer, unsigned long long length);
 /// socket(2) and socketpair(2) (AF_UNIX) with SOCK_NONBLOCK | SOCK_CLOEXEC: the fd, or -errno.
 int rl_socket_open(int family, int type);
 int rl_socket_pair(int type, int *first, int *second);
+/// Sets O_NONBLOCK (an adopted socket: the epoll backend's calls must never block).
+int rl_socket_make_nonblocking(int fd);
 int rl_socket_bind(int fd, const void *address, unsigned int length);
 int rl_socket_listen(int fd, int backlog);
 int rl_socket_set_int_option(int fd, int level, int name, int value);
@@ -569,6 +571,25 @@ int rl_socket_connect_result(int fd);
 long long rl_socket_recvmsg_now(int fd, rl_message *message);
 long long rl_socket_sendmsg_now(int fd, rl_message *message);
 int rl_socket_shutdown(int fd, int how);
+
+/// Provided buffers: a ring of `count` (a power of two, at most 32768) buffer slots the
+/// kernel picks receive buffers from, registered as group `group` on the ring
+/// (IORING_REGISTER_PBUF_RING, Linux 5.19; the ring's owner only). NULL with -errno in
+/// *error when refused (-EINVAL: an older kernel).
+typedef struct rl_buffer_ring rl_buffer_ring;
+rl_buffer_ring *rl_buffer_ring_register(rl_ring *ring, unsigned short group, unsigned int count, int *error);
+/// Hands buffer `id` (at `address`, `length` bytes) to the kernel again. One thread at a time.
+void rl_buffer_ring_give(rl_buffer_ring *buffers, void *address, unsigned int length, unsigned short id);
+/// A receive into a buffer of `group` (IOSQE_BUFFER_SELECT), multishot (IORING_RECV_MULTISHOT,
+/// Linux 6.0) or not: each completion with bytes carries IORING_CQE_F_BUFFER and the
+/// buffer's id in its upper 16 flag bits.
+int rl_ring_prep_recv_provided(rl_ring *ring, int fd, unsigned short group, int multishot,
+                               unsigned long long user_data);
+/// Empties a message header for reuse: no buffers, no control data.
+void rl_message_reset(rl_message *message);
+/// IORING_CQE_F_BUFFER and IORING_CQE_BUFFER_SHIFT.
+#define RL_CQE_F_BUFFER (1U << 0)
+#define RL_CQE_BUFFER_SHIFT 16
 
 // MARK: Boards and placement (ringlet_board.c)
 

@@ -15,6 +15,8 @@ final class DataStorage: @unchecked Sendable {
         case custom(DispatchQueue?, () -> Void)
         /// A read buffer of a channel: back to the I/O buffer pool.
         case pool(IOBufferPool)
+        /// A socket's receive buffer: back to the receive buffers (System/ProvidedBuffers.swift).
+        case provided(ProvidedBuffers, UInt16)
     }
 
     let base: UnsafeMutableRawPointer
@@ -47,6 +49,7 @@ final class DataStorage: @unchecked Sendable {
             let destructor = UncheckedSendable(body)
             (queue ?? DispatchQueue.global()).async { destructor.value() }
         case .pool(let pool): pool.giveBack(base, capacity: capacity)
+        case .provided(let buffers, let id): buffers.give(id)
         }
     }
 }

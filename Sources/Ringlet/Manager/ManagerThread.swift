@@ -185,7 +185,7 @@ final class ManagerThread: @unchecked Sendable {
     var sockets: SocketEngine {
         lock.withLock {
             if let socketEngine { return socketEngine }
-            let engine = SocketEngine()
+            let engine = SocketEngine(configuration: configuration)
             engine.manager = self
             socketEngine = engine
             // Pushed before any request of the engine's, so it is taken first.

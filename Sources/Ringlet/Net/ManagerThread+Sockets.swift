@@ -4,10 +4,12 @@ import Synchronization
 extension ManagerThread {
     /// (requests on the ring now, most at once, connections skipped by accepts): zeros
     /// when no socket was made.
-    var socketCounts: (inFlight: Int, peak: Int, acceptsSkipped: Int) {
-        guard let engine = socketEngineIfMade else { return (0, 0, 0) }
+    var socketCounts: (inFlight: Int, peak: Int, acceptsSkipped: Int, buffers: Int, buffersHeld: Int, bufferWaits: Int,
+                       provided: Bool) {
+        guard let engine = socketEngineIfMade else { return (0, 0, 0, 0, 0, 0, false) }
         return (engine.inFlightCount.load(ordering: .relaxed), engine.inFlightPeak.load(ordering: .relaxed),
-                engine.acceptsSkipped.load(ordering: .relaxed))
+                engine.acceptsSkipped.load(ordering: .relaxed), engine.buffers.count, engine.buffers.held,
+                engine.buffers.waits.load(ordering: .relaxed), engine.buffers.providedToKernel)
     }
 
     /// The dump's section (manager thread): each socket with requests, what they are
@@ -15,8 +17,8 @@ extension ManagerThread {
     func socketSection() -> String {
         guard let engine = socketEngineIfMade else { return "" }
         var sockets: [RingSocket] = []
-        for request in engine.slots {
-            guard let request, !sockets.contains(where: { $0 === request.socket }) else { continue }
+        for case let request? in engine.slots + engine.waitingForBuffers.map({ Optional($0) })
+            where !sockets.contains(where: { $0 === request.socket }) {
             sockets.append(request.socket)
         }
         var text = "  sockets (\(engine.inFlightCount.load(ordering: .relaxed)) request(s) on the ring):\n"
@@ -24,7 +26,10 @@ extension ManagerThread {
             var parts: [String] = []
             for request in socket.others + socket.sendLane.prefix(1) + socket.receiveLane.prefix(1) {
                 let state = request.polling ? "waiting for readiness"
-                    : request.backoff != nil ? "backing off after \"refused\"" : "on the ring"
+                    : request.backoff != nil ? "backing off after \"refused\""
+                    : engine.waitingForBuffers.contains(where: { $0 === request })
+                    ? "waiting for a receive buffer (all \(engine.buffers.count) held by data not yet released)"
+                    : "on the ring"
                 parts.append("\(request.callName) \(state)")
             }
             let queued = max(socket.sendLane.count - 1, 0) + max(socket.receiveLane.count - 1, 0)

@@ -76,10 +76,15 @@ public final class RingSocket: @unchecked Sendable {
     /// Requests issued and not back (a poll counts as one).
     var inFlight = 0
     var descriptorClosed = false
+    /// The manager took the `close()` (its handler is in place): from now on the
+    /// descriptor closes once no request is on the ring.
+    var closeRequested = false
     var closeHandler: (queue: DispatchQueue?, body: () -> Void)?
 
-    /// Adopts `fd` (a socket, non-blocking or not): the socket owns it from now on.
+    /// Adopts `fd` (a socket, non-blocking or not: it is made non-blocking, since the
+    /// epoll backend's calls must never block the manager): the socket owns it from now on.
     public convenience init(adopting fd: Int32, kind: Kind) {
+        _ = SocketCalls.makeNonBlocking(fd)  // a bad descriptor fails its first request, named
         self.init(adopting: fd, kind: kind, engine: RuntimeParts.shared.manager.takeUnretainedValue().sockets)
     }
 

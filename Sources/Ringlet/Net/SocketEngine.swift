@@ -36,6 +36,27 @@ final class SocketEngine: @unchecked Sendable {
     let inFlightPeak = Atomic<Int>(0)
     /// Connections that went away before accept took them (skipped, as accept(2) says).
     let acceptsSkipped = Atomic<Int>(0)
+    /// The receive buffers of continuous receives: `ioBufferBytes` / 16 in 16 KiB
+    /// buffers, a power of two from 8 to 4096 of them, allocated here (untouched pages
+    /// cost no memory) and handed to the kernel by the first continuous receive.
+    let buffers: ProvidedBuffers
+    var bufferRingTried = false
+    /// Continuous receives waiting for a buffer to come back.
+    var waitingForBuffers: [SocketRequest] = []
+    /// Multishot receives work here (cleared on the first EINVAL: Linux 5.19 has buffer
+    /// rings but multishot receives came with 6.0).
+    var multishotReceives = true
+
+    static let receiveBufferBytes = 16 * 1024
+
+    init(configuration: RuntimeConfiguration) {
+        var count = 8
+        while count < 4096 && (count * 2) * Self.receiveBufferBytes <= configuration.ioBufferBytes / 16 { count *= 2 }
+        buffers = ProvidedBuffers(count: count, size: Self.receiveBufferBytes)
+        buffers.returned = { [unowned(unsafe) self] in  // the engine lives as long as the process
+            manager.submit(.run { [self] in resumeBufferWaiters($0) })
+        }
+    }
 
     // MARK: Any thread
 
@@ -57,7 +78,7 @@ final class SocketEngine: @unchecked Sendable {
         case .send, .shutdown:
             socket.sendLane.append(request)
             if socket.sendLane.count == 1 { issue(request, ring) }
-        case .receive:
+        case .receive, .receiveStream:
             socket.receiveLane.append(request)
             if socket.receiveLane.count == 1 { issue(request, ring) }
         case .accept, .connect:
@@ -88,8 +109,44 @@ final class SocketEngine: @unchecked Sendable {
     }
 
     private func prepare(_ request: SocketRequest, _ ring: Ring) {
+        if case .receiveStream(let message) = request.work {
+            if let id = request.bufferID {  // going again (after EAGAIN, EINTR): a fresh take
+                request.bufferID = nil
+                buffers.give(id)
+            }
+            if !bufferRingTried {
+                bufferRingTried = true
+                _ = buffers.register(on: ring)  // refused (epoll, before 5.19): the free list serves
+            }
+            request.provided = buffers.ring != nil
+            request.multishot = request.provided && multishotReceives
+            if !request.provided {
+                if !request.readable {  // a buffer only for a socket with bytes to read
+                    pollReadiness(request, ring)
+                    return
+                }
+                guard let id = buffers.take() else {
+                    waitForBuffer(request)
+                    return
+                }
+                request.bufferID = id
+                message.reset()
+                message.add(buffers.pointer(id), count: buffers.size)
+            }
+        }
         let data = userData(.socket, request)
         manager.retrying(ring) { () throws(Errno) in try ring.prepareSocket(request.call, userData: data) }
+    }
+
+    /// Waits for the request's readiness with a one-shot poll in its slot; its
+    /// completion issues the call again (`completed`).
+    private func pollReadiness(_ request: SocketRequest, _ ring: Ring) {
+        request.polling = true
+        let data = userData(.socketPoll, request)
+        manager.retrying(ring) { () throws(Errno) in
+            try ring.preparePoll(fd: request.socket.fileDescriptor, events: request.call.events, multishot: false,
+                                 userData: data)
+        }
     }
 
     private func userData(_ tag: ManagerThread.Tag, _ request: SocketRequest) -> UInt64 {
@@ -117,22 +174,26 @@ final class SocketEngine: @unchecked Sendable {
             // Readiness after EAGAIN: the call goes again, unless the poll failed.
             request.polling = false
             if result >= 0 && !cancelled {
+                request.readable = true
                 prepare(request, ring)
                 return
             }
             finish(request, result >= 0 ? -Errno.cancelled.rawValue : result, ring)
             return
         }
-        if result == -Errno.tryAgain.rawValue && !cancelled {
-            request.polling = true
-            let data = userData(.socketPoll, request)
-            manager.retrying(ring) { () throws(Errno) in
-                try ring.preparePoll(fd: request.socket.fileDescriptor, events: request.call.events, multishot: false,
-                                     userData: data)
+        if result == -Errno.tryAgain.rawValue {
+            if let id = request.bufferID {  // not held while the socket is not ready
+                request.bufferID = nil
+                buffers.give(id)
+            }
+            if cancelled {
+                finish(request, -Errno.cancelled.rawValue, ring)
+            } else {
+                pollReadiness(request, ring)
             }
             return
         }
-        if (result == -Errno.interrupted.rawValue || result == -Errno.cancelled.rawValue && !cancelled)
+        if (result == -Errno.interrupted.rawValue || result == -Errno.cancelled.rawValue) && !cancelled
             && request.retries < Self.retryLimit {
             request.retries += 1
             prepare(request, ring)
@@ -142,11 +203,17 @@ final class SocketEngine: @unchecked Sendable {
         switch request.work {
         case .accept:
             accepted(request, result, more: completion.hasMore, cancelled: cancelled, ring)
+        case .receiveStream:
+            received(request, completion, cancelled: cancelled, ring)
         case .send(let message, _):
             if result > 0 {
                 request.sent += Int(result)
                 message.consume(Int(result))
                 if request.socket.kind == .stream && message.remaining > 0 {
+                    if cancelled {  // the cancel found nothing on the ring: it ends here
+                        finish(request, -Errno.cancelled.rawValue, ring)
+                        return
+                    }
                     message.dropControl()  // it went with the first bytes
                     prepare(request, ring)
                     return
@@ -210,6 +277,63 @@ final class SocketEngine: @unchecked Sendable {
         }
     }
 
+    /// A continuous receive's result: bytes in a buffer (delivered, and the receive goes
+    /// on), the end of the stream, no buffer free (it waits for one), or a failure.
+    private func received(_ request: SocketRequest, _ completion: Ring.Completion, cancelled: Bool, _ ring: Ring) {
+        let result = completion.result
+        var id = request.bufferID
+        request.bufferID = nil
+        if request.provided && completion.flags & SocketCalls.bufferFlag != 0 {
+            let picked = UInt16(truncatingIfNeeded: completion.flags >> SocketCalls.bufferShift)
+            buffers.taken(picked)
+            id = picked
+        }
+        if result > 0, let id {
+            // A full buffer: more is likely waiting, so the next receive needs no poll first.
+            request.readable = Int(result) == buffers.size
+            request.deliveredBuffer = id
+            request.deliver(request, result, false)
+            request.deliveredBuffer = nil
+            if request.provided && completion.hasMore { return }
+            if cancelled {
+                finish(request, -Errno.cancelled.rawValue, ring)
+            } else {
+                prepare(request, ring)  // the next receive, or the multishot again
+            }
+            return
+        }
+        if let id { buffers.give(id) }
+        if result == -Errno.invalidArgument.rawValue && request.provided && request.multishot && !cancelled {
+            multishotReceives = false  // Linux 5.19: one receive per buffer
+            prepare(request, ring)
+            return
+        }
+        if result == -Errno.noBufferSpace.rawValue && request.provided && !cancelled {
+            if buffers.waitForOne() { waitForBuffer(request) } else { prepare(request, ring) }
+            return
+        }
+        finish(request, result > 0 ? -Errno.ioError.rawValue : result, ring)  // 0: the end of the stream
+    }
+
+    /// A continuous receive leaves the ring until a buffer comes back (`resumeBufferWaiters`).
+    private func waitForBuffer(_ request: SocketRequest) {
+        release(request)
+        waitingForBuffers.append(request)
+    }
+
+    /// A buffer came back: the receives that waited go again (or end, if cancelled meanwhile).
+    private func resumeBufferWaiters(_ ring: Ring) {
+        let waiting = waitingForBuffers
+        waitingForBuffers = []
+        for request in waiting where !request.ended {
+            if request.cancelRequested.load(ordering: .acquiring) || request.socket.closing.load(ordering: .acquiring) {
+                finish(request, -Errno.cancelled.rawValue, ring)
+            } else {
+                issue(request, ring)
+            }
+        }
+    }
+
     /// The request's last result: out of its slot and its lane, the next in the lane goes.
     private func finish(_ request: SocketRequest, _ result: Int32, _ ring: Ring) {
         release(request)
@@ -221,7 +345,7 @@ final class SocketEngine: @unchecked Sendable {
                 socket.sendLane.removeFirst()
                 if let next = socket.sendLane.first { issue(next, ring) }
             }
-        case .receive:
+        case .receive, .receiveStream:
             if socket.receiveLane.first === request {
                 socket.receiveLane.removeFirst()
                 if let next = socket.receiveLane.first { issue(next, ring) }
@@ -229,7 +353,7 @@ final class SocketEngine: @unchecked Sendable {
         case .accept, .connect:
             break
         }
-        if socket.closing.load(ordering: .relaxed) && socket.inFlight == 0 { closeDescriptor(socket) }
+        if socket.closeRequested && socket.inFlight == 0 { closeDescriptor(socket) }
     }
 
     /// Hands the final result to the handler, once; the request leaves its socket's lists.
@@ -257,6 +381,11 @@ final class SocketEngine: @unchecked Sendable {
             }
             return  // it ends when its completion comes
         }
+        if let index = waitingForBuffers.firstIndex(where: { $0 === request }) {
+            waitingForBuffers.remove(at: index)
+            finish(request, -Errno.cancelled.rawValue, ring)
+            return
+        }
         // Waiting for its turn in a lane (or not begun: `begin` sees the flag).
         if let index = socket.sendLane.firstIndex(where: { $0 === request }) {
             socket.sendLane.remove(at: index)
@@ -270,6 +399,7 @@ final class SocketEngine: @unchecked Sendable {
 
     private func close(_ socket: RingSocket, _ handler: (DispatchQueue?, () -> Void)?, _ ring: Ring) {
         socket.closeHandler = handler.map { (queue: $0.0, body: $0.1) }
+        socket.closeRequested = true
         // Waiting ones first (they end now), then those on the ring.
         for request in socket.sendLane.dropFirst() + socket.receiveLane.dropFirst() {
             request.cancelRequested.store(true, ordering: .releasing)

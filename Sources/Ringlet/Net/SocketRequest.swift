@@ -19,6 +19,8 @@ public final class SocketRequest: @unchecked Sendable {
         case accept
         case connect(address: UnsafeMutableRawPointer, length: UInt32)
         case receive(message: SocketMessage, buffer: UnsafeMutableRawPointer, capacity: Int)
+        /// Continuous: into the engine's receive buffers (RingSocket+Stream.swift).
+        case receiveStream(message: SocketMessage)
         case send(message: SocketMessage, data: DispatchData)
         case shutdown(how: Int32)
 
@@ -43,6 +45,14 @@ public final class SocketRequest: @unchecked Sendable {
     /// An accept that backs off after EMFILE (its timer), and whether it runs multishot.
     var backoff: TimerQueue.Handle?
     var multishot = true
+    /// A continuous receive: on the kernel's provided-buffer ring (else one receive at a
+    /// time into `bufferID`, a buffer of the free list), and the buffer being delivered.
+    var provided = false
+    /// Without the kernel's ring, a continuous receive takes a buffer only once the
+    /// socket is readable (a poll first), so idle sockets hold none.
+    var readable = false
+    var bufferID: UInt16?
+    var deliveredBuffer: UInt16?
 
     let cancelRequested = Atomic<Bool>(false)
 
@@ -95,6 +105,7 @@ public final class SocketRequest: @unchecked Sendable {
         case .accept: return "accept"
         case .connect: return "connect"
         case .receive: return "recvmsg"
+        case .receiveStream: return "recv"
         case .send: return "sendmsg"
         case .shutdown: return "shutdown"
         }
@@ -107,6 +118,9 @@ public final class SocketRequest: @unchecked Sendable {
         case .accept: return .accept(fd: fd, multishot: multishot)
         case .connect(let address, let length): return .connect(fd: fd, address: address, length: length)
         case .receive(let message, _, _): return .receive(fd: fd, message: message.header)
+        case .receiveStream(let message):
+            return provided ? .receiveProvided(fd: fd, group: ProvidedBuffers.group, multishot: multishot)
+                : .receive(fd: fd, message: message.header)
         case .send(let message, _): return .send(fd: fd, message: message.header)
         case .shutdown(let how): return .shutdown(fd: fd, how: how)
         }

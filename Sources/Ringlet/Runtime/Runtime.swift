@@ -161,7 +161,10 @@ public final class Runtime: @unchecked Sendable {
             bandWindowsFiredByManager: manager.bandWindowsFiredByManagerCount,
             wakesTakenByFiringWorker: scheduler.bandTimerCounts.wakesTaken,
             socketRequestsInFlight: manager.socketCounts.inFlight, socketRequestsPeak: manager.socketCounts.peak,
-            acceptsSkipped: manager.socketCounts.acceptsSkipped)
+            acceptsSkipped: manager.socketCounts.acceptsSkipped, socketReceiveBuffers: manager.socketCounts.buffers,
+            socketReceiveBuffersHeld: manager.socketCounts.buffersHeld,
+            socketReceiveBufferWaits: manager.socketCounts.bufferWaits,
+            socketReceiveBuffersProvided: manager.socketCounts.provided)
     }
 }
 

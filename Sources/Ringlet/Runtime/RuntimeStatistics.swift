@@ -150,6 +150,15 @@ public struct RuntimeStatistics: Sendable {
     public let socketRequestsInFlight: Int
     public let socketRequestsPeak: Int
     public let acceptsSkipped: Int
+    /// The receive buffers of continuous receives (`RingSocket.receiveContinuously`),
+    /// how many the program holds now (delivered data not yet released), and how often a
+    /// receive waited for one to come back.
+    public let socketReceiveBuffers: Int
+    public let socketReceiveBuffersHeld: Int
+    public let socketReceiveBufferWaits: Int
+    /// Whether the kernel picks those buffers itself (a provided-buffer ring: io_uring on
+    /// Linux 5.19 and later) rather than the engine, one receive at a time.
+    public let socketReceiveBuffersProvided: Bool
 
     /// Every thread the runtime created: workers, reserve, the manager and the I/O helpers.
     public var runtimeThreads: Int { workers + reserve + managerThreads + ioThreads }

@@ -11,6 +11,9 @@ import CRinglet
 // takes a non-blocking listener, so the manager never blocks in one.
 
 extension EpollQueue {
+    /// Connections one multishot accept takes before the manager's loop goes round.
+    static let acceptsPerTurn = 64
+
     /// A socket request, and whether its connect is under way (EINPROGRESS seen).
     struct SocketWork {
         let call: SocketCall
@@ -22,7 +25,7 @@ extension EpollQueue {
         let result: Int64
         switch work.call {
         case .accept(let fd, let multishot):
-            while true {
+            for _ in 0..<Self.acceptsPerTurn {
                 let accepted = rl_socket_accept_now(fd)
                 if accepted == -Errno.tryAgain.rawValue { return wait(work) }
                 if accepted < 0 || !multishot {
@@ -31,6 +34,10 @@ extension EpollQueue {
                 }
                 post(work.userData, accepted, flags: RL_CQE_F_MORE)
             }
+            // A flood: the rest on the next turn, after the manager's other work (the
+            // set is edge-triggered, so it would not report the backlog again).
+            queue(.socket(work))
+            return
         case .connect(let fd, let address, let length):
             if work.connecting {
                 result = Int64(rl_socket_connect_result(fd))
@@ -49,6 +56,8 @@ extension EpollQueue {
             result = rl_socket_sendmsg_now(fd, message)
         case .shutdown(let fd, let how):
             result = Int64(rl_socket_shutdown(fd, how))
+        case .receiveProvided:
+            result = Int64(-Errno.notSupported.rawValue)  // the engine reads into its free list here
         }
         if result == Int64(-Errno.tryAgain.rawValue) { return wait(work) }
         post(work.userData, Int32(truncatingIfNeeded: result))

@@ -11,12 +11,16 @@ enum SocketCall {
     case accept(fd: Int32, multishot: Bool)
     case connect(fd: Int32, address: UnsafeRawPointer, length: UInt32)
     case receive(fd: Int32, message: OpaquePointer)
+    /// A multishot receive into the provided buffers of `group` (System/ProvidedBuffers.swift);
+    /// io_uring only.
+    case receiveProvided(fd: Int32, group: UInt16, multishot: Bool)
     case send(fd: Int32, message: OpaquePointer)
     case shutdown(fd: Int32, how: Int32)
 
     var fd: Int32 {
         switch self {
-        case .accept(let fd, _), .connect(let fd, _, _), .receive(let fd, _), .send(let fd, _), .shutdown(let fd, _):
+        case .accept(let fd, _), .connect(let fd, _, _), .receive(let fd, _), .receiveProvided(let fd, _, _),
+             .send(let fd, _), .shutdown(let fd, _):
             return fd
         }
     }
@@ -24,7 +28,7 @@ enum SocketCall {
     /// What readiness the call waits for when the socket is not ready.
     var events: UInt32 {
         switch self {
-        case .accept, .receive: return Descriptors.readable
+        case .accept, .receive, .receiveProvided: return Descriptors.readable
         case .connect, .send, .shutdown: return Descriptors.writable
         }
     }
@@ -34,6 +38,7 @@ enum SocketCall {
         case .accept: return "accept"
         case .connect: return "connect"
         case .receive: return "recvmsg"
+        case .receiveProvided: return "recv"
         case .send: return "sendmsg"
         case .shutdown: return "shutdown"
         }
@@ -53,6 +58,8 @@ extension Ring {
             r = rl_ring_prep_connect(ringHandle, fd, address, length, userData)
         case .receive(let fd, let message):
             r = rl_ring_prep_recvmsg(ringHandle, fd, message, userData)
+        case .receiveProvided(let fd, let group, let multishot):
+            r = rl_ring_prep_recv_provided(ringHandle, fd, group, multishot ? 1 : 0, userData)
         case .send(let fd, let message):
             r = rl_ring_prep_sendmsg(ringHandle, fd, message, userData)
         case .shutdown(let fd, let how):

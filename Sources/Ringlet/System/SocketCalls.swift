@@ -27,8 +27,13 @@ enum SocketCalls {
     static let messageTruncated = RL_MSG_TRUNC
     static let controlTruncated = RL_MSG_CTRUNC
     static let credentialsBytes = Int(RL_CREDENTIALS_BYTES)
+    /// A completion's flags: it carries a provided buffer, whose id is above this shift.
+    static let bufferFlag = RL_CQE_F_BUFFER
+    static let bufferShift = UInt32(RL_CQE_BUFFER_SHIFT)
 
     static func open(family: Int32, type: Int32) -> Int32 { rl_socket_open(family, type) }
+
+    static func makeNonBlocking(_ fd: Int32) -> Int32 { rl_socket_make_nonblocking(fd) }
 
     static func pair(type: Int32) -> (result: Int32, first: Int32, second: Int32) {
         var first: Int32 = -1, second: Int32 = -1

@@ -20,6 +20,9 @@ final class SocketMessage {
 
     deinit { rl_message_destroy(header) }
 
+    /// Empty again: no buffers, no control data.
+    func reset() { rl_message_reset(header) }
+
     func add(_ base: UnsafeMutableRawPointer, count: Int) {
         _ = rl_message_add_buffer(header, base, UInt64(count))
     }

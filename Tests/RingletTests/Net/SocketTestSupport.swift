@@ -35,7 +35,7 @@ func receiveAll(_ socket: RingSocket, queue: DispatchQueue, into bytes: [UInt8] 
         case .failure(let error): done(.failure(error))
         case .success(let message):
             if message.endOfStream { return done(.success(bytes)) }
-            receiveAll(socket, queue: queue, into: bytes + Array(message.data), done: done)
+            receiveAll(socket, queue: queue, into: bytes + contents(of: message.data), done: done)
         }
     }
 }
@@ -56,4 +56,18 @@ func patternData(_ count: Int, regions: Int = 3) -> (DispatchData, [UInt8]) {
 
 extension SocketError {
     var errnoName: String { errno.name }
+}
+
+/// A value one queue reads and writes (the test reads it through that queue).
+final class SharedValue<Value>: @unchecked Sendable {
+    var value: Value
+    init(_ value: Value) { self.value = value }
+}
+
+/// The bytes of `data`, region by region (Array(data) goes byte by byte: slow for MiBs).
+func contents(of data: DispatchData) -> [UInt8] {
+    var result: [UInt8] = []
+    result.reserveCapacity(data.count)
+    data.enumerateBytes { buffer, _, _ in result.append(contentsOf: buffer) }
+    return result
 }

@@ -5,15 +5,17 @@ import Testing
 
 /// The socket layer (Sources/Ringlet/Net) on the backend this machine gives, and on epoll.
 @Suite struct SocketTests {
-    @Test(arguments: SocketScenarios.all.map(\.0))
+    static let scenarios = SocketScenarios.all + SocketStreamScenarios.all
+
+    @Test(arguments: scenarios.map(\.0))
     func scenario(_ name: String) throws {
-        try #require(SocketScenarios.all.first { $0.0 == name }).1()
+        try #require(Self.scenarios.first { $0.0 == name }).1()
     }
 
     @Test func everyScenarioOnEpoll() async {
         await #expect(processExitsWith: .success) {
             startRuntime(RuntimeConfiguration(cores: 2, backend: .epoll))
-            for (name, scenario) in SocketScenarios.all {
+            for (name, scenario) in SocketTests.scenarios {
                 do { try scenario() } catch {
                     Issue.record("\(name) on epoll: \(error)")
                     exit(1)
@@ -80,6 +82,28 @@ import Testing
         #expect(!Runtime.dump().contains("socket \(b.fileDescriptor) (seqpacket"))
         a.close()
         b.close()
+    }
+
+    /// A blocking descriptor handed to `init(adopting:)` becomes non-blocking: the epoll
+    /// backend's calls must never block the manager.
+    @Test func anAdoptedSocketIsMadeNonBlocking() throws {
+        var fds: [Int32] = [-1, -1]
+        try #require(socketpair(AF_UNIX, Int32(SOCK_STREAM.rawValue), 0, &fds) == 0)
+        #expect(fcntl(fds[0], F_GETFL) & O_NONBLOCK == 0)
+        let adopted = RingSocket(adopting: fds[0], kind: .stream)
+        #expect(fcntl(fds[0], F_GETFL) & O_NONBLOCK != 0)
+        adopted.close()
+        close(fds[1])
+    }
+
+    @Test func aContinuousReceiveOnADatagramSocketTrapsNamingIt() async {
+        let result = await #expect(processExitsWith: .signal(sigabrt), observing: [\.standardErrorContent]) {
+            let socket = try? RingSocket.open(family: SocketAddress.inetFamily, kind: .datagram)
+            socket?.receiveContinuously(queue: DispatchQueue(label: "test.net.datagram")) { _ in }
+        }
+        let text = result?.standardErrorText ?? ""
+        #expect(text.contains("receiveContinuously on socket") && text.contains("(datagram")
+                && text.contains("receive(upTo:queue:handler:)"), "\(text)")
     }
 
     @Test func badAddressesAreRefusedWithWhatToDo() {
