@@ -32,17 +32,6 @@ enum SocketCall {
         case .connect, .send, .shutdown: return Descriptors.writable
         }
     }
-
-    var name: String {
-        switch self {
-        case .accept: return "accept"
-        case .connect: return "connect"
-        case .receive: return "recvmsg"
-        case .receiveProvided: return "recv"
-        case .send: return "sendmsg"
-        case .shutdown: return "shutdown"
-        }
-    }
 }
 
 extension Ring {
