@@ -17,6 +17,9 @@
 #                   on both backends (release build)
 #   make embedded   compile Ringlet in Embedded Swift mode, link the checks program, run it
 #   make bench      release build, Ringlet vs the toolchain's Dispatch (prints a table)
+#   make bench-service  a background-clamped service and a user-interactive client (two processes)
+#                   under one CPU hog per core: boosted, unboosted, and over a plain socket with
+#                   the toolchain's Dispatch; without CAP_SYS_NICE (SERVICE_REQUESTS, SERVICE_SECONDS)
 #   make bench-energy  the sensor logger for ENERGY_SECONDS (60) on four sides: Ringlet, Dispatch,
 #                   a thread per sensor, Ringlet with leeway 0 (CHART=file.svg draws them)
 #   make docs       the documentation (Sources/Ringlet/Ringlet.docc and the API) into .build/docs,
@@ -41,7 +44,7 @@ EMBEDDED_FLAGS := -target $(EMBEDDED_TARGET) -enable-experimental-feature Embedd
 TSAN_SKIP    := ThreadCountTests
 ASAN_OPTIONS_TEST := ASAN_OPTIONS="detect_leaks=1 log_path=$(CURDIR)/.build-asan/reports/report" LSAN_OPTIONS=suppressions=$(CURDIR)/Tests/lsan.supp
 
-.PHONY: boundary package-check deps build run test unit unit-epoll import-styles tsan asan soak soak-short embedded bench bench-energy bench-scale docs clean deps-cross cross sizes sim sim-all
+.PHONY: boundary package-check deps build run test unit unit-epoll import-styles tsan asan soak soak-short embedded bench bench-service bench-energy bench-scale docs clean deps-cross cross sizes sim sim-all
 
 deps:
 	@command -v pkg-config >/dev/null || { $(SUDO) apt-get update -qq && $(SUDO) apt-get install -y -qq pkg-config; }
@@ -93,9 +96,10 @@ KEEP_FAILURES = keep() { log=$$1; shift; { "$$@"; echo $$? > $$log.status; } 2>&
   awk '/recorded an issue|failed after/ { on = 1; print; next } on && /↳/ { print; next } { on = 0 }' $$log \
   | tail -n 200; return 1; }; keep
 
-# Then the timer suites again without CAP_SYS_NICE, as on a board (these machines run
-# as root): the band's wake-up rule must not lean on a privilege a board lacks.
-NO_SYS_NICE_SUITES := BandTimersTests|TimerSourceTests|WakeBatchTests
+# Then the timer suites and the service suites again without CAP_SYS_NICE, as on a board
+# (these machines run as root): neither the band's wake-up rule nor importance boosting
+# may lean on a privilege a board lacks.
+NO_SYS_NICE_SUITES := BandTimersTests|TimerSourceTests|WakeBatchTests|ServiceBoostTests|ServiceTests
 unit: deps
 	$(SWIFT) build --build-tests
 	@$(KEEP_FAILURES) .build/unit.log $(SWIFT) test --skip-build
@@ -551,6 +555,17 @@ bench-energy: deps
 	$(SWIFT) build -c release --product ringlet
 	$$($(SWIFT) build -c release --show-bin-path)/ringlet bench-energy $(if $(ENERGY_SECONDS),--seconds $(ENERGY_SECONDS)) \
 	  $(if $(CHART),--chart $(CHART))
+
+# A background service and an urgent client, two processes (the Services article): each
+# run sends SERVICE_REQUESTS requests (1000); a loaded run stops after SERVICE_SECONDS (20).
+# Without CAP_SYS_NICE (setpriv drops it when root), as on a board.
+SERVICE_REQUESTS ?= 1000
+SERVICE_SECONDS  ?= 20
+WITHOUT_SYS_NICE := $(shell [ "$$(id -u)" = 0 ] && command -v setpriv >/dev/null && echo setpriv --bounding-set=-sys_nice)
+bench-service: deps
+	$(SWIFT) build -c release --product RingletServiceBench
+	$(SWIFT) build -c release --product DispatchServiceBench
+	$(WITHOUT_SYS_NICE) $$($(SWIFT) build -c release --show-bin-path)/DispatchServiceBench run $(SERVICE_REQUESTS) $(SERVICE_SECONDS)
 
 # How cost grows with the load (`ringlet bench --scale`), both runtimes; redraws the
 # chart the README shows.

@@ -9,6 +9,10 @@ let package = Package(
         // For files that import Foundation too: `import RingletFoundationCompat` instead
         // of `import Ringlet` (the PortingFromDispatch article, "Foundation in the same file").
         .library(name: "RingletFoundationCompat", targets: ["RingletFoundationCompat"]),
+        // Services across processes: sessions over Unix SOCK_SEQPACKET sockets on the
+        // ring, QoS that crosses the process edge, importance boosting (the Services
+        // article). Beside the runtime, which stays standard-library-only.
+        .library(name: "RingletService", targets: ["RingletService"]),
         // No executable product: the tools (the `ringlet` command, the benchmarks, the
         // checks, the probes) are this package's own, built here by `make` (SwiftPM gives
         // a root package's executable targets products of their own). A package that
@@ -67,6 +71,13 @@ let package = Package(
             dependencies: ["Ringlet"],
             swiftSettings: [.swiftLanguageMode(.v6)]
         ),
+        // Sessions and listeners between processes (Sources/RingletService): the runtime's
+        // socket layer (`@_spi(RingletNet)`) and Glibc for the credential checks.
+        .target(
+            name: "RingletService",
+            dependencies: ["Ringlet"],
+            swiftSettings: [.swiftLanguageMode(.v6)]
+        ),
         // The command-line tool: demo workload, soak, benchmarks against the toolchain's Dispatch.
         .executableTarget(
             name: "ringlet",
@@ -101,6 +112,18 @@ let package = Package(
             name: "BenchWorkloadsRinglet",
             dependencies: ["BenchSupport", "Ringlet"],
             swiftSettings: [.define("BENCH_RINGLET"), .swiftLanguageMode(.v5)]
+        ),
+        // `make bench-service`: the Ringlet side (a background-clamped service and an urgent
+        // client, two processes) and the driver with the baseline — the same two programs
+        // over a plain Unix socket and the toolchain's Dispatch (and Foundation's Process).
+        .executableTarget(
+            name: "RingletServiceBench",
+            dependencies: ["Ringlet", "RingletService"],
+            swiftSettings: [.swiftLanguageMode(.v5)]
+        ),
+        .executableTarget(
+            name: "DispatchServiceBench",
+            swiftSettings: [.swiftLanguageMode(.v5)]
         ),
         // Ringlet's behavioural checks as a standalone program: built by SwiftPM here and
         // in Embedded Swift mode by `make embedded` (and, for boards, `make cross`).
@@ -169,6 +192,11 @@ let package = Package(
         .testTarget(
             name: "BenchTests",
             dependencies: ["BenchSupport"],
+            swiftSettings: [.swiftLanguageMode(.v6)]
+        ),
+        .testTarget(
+            name: "RingletServiceTests",
+            dependencies: ["RingletService", "Ringlet", "CRingletTestSupport"],
             swiftSettings: [.swiftLanguageMode(.v6)]
         ),
         .testTarget(

@@ -22,7 +22,7 @@ EXTERNAL=' Task Task.sleep Task.yield MainActor TaskGroup UnownedJob ExecutorJob
  ExperimentalCustomExecutors ExperimentalScheduling Unmanaged Synchronization Atomic Mutex
  Thread RunLoop RunLoop.main XCTestExpectation XCTest Foundation FoundationEssentials Dispatch Glibc
  OperationQueue OperationQueue.underlyingQueue URLSession FileHandle readabilityHandler writeabilityHandler
- libBlocksRuntime recordedEvents AsyncSequence Data withTaskGroup '
+ libBlocksRuntime recordedEvents AsyncSequence Data withTaskGroup XPCListener XPCSession '
 EXTERNAL=" $(echo $EXTERNAL) "
 
 files=${*:-"README.md Boards/README.md $(ls Sources/Ringlet/Ringlet.docc/*.md)"}
@@ -33,7 +33,9 @@ trap 'rm -rf "$work"' EXIT
 # cases, labels.
 find Sources Tests -name '*.swift' -exec cat {} + \
   | grep -oE '(class|struct|enum|protocol|actor|typealias|extension|func|var|let|case|associatedtype)[[:space:]]+`?[A-Za-z_][A-Za-z0-9_]*|[A-Za-z_][A-Za-z0-9_]*[[:space:]]*:|case[[:space:]]+[a-z][A-Za-z0-9_]*(,[[:space:]]*[a-z][A-Za-z0-9_]*)*' \
-  | tr -d '`:' | tr ',' '\n' | awk '{ print $NF }' | sort -u > "$work/declared"
+  | tr -d '`:' | tr ',' '\n' | awk '{ print $NF }' > "$work/declared-names"
+# ... and the modules: a folder of Sources/ is a target's name.
+{ cat "$work/declared-names"; ls Sources; } | sort -u > "$work/declared"
 # Every word of the sources and tests, comments included; and the repository's files.
 find Sources Tests -name '*.swift' -o -name '*.c' -o -name '*.h' | xargs cat \
   | grep -oE '[A-Za-z_][A-Za-z0-9_]*' | sort -u > "$work/words"

@@ -50,6 +50,7 @@ enum JobNode {
     @inline(__always)
     static func make(job address: UnsafeMutableRawPointer, priority: QoSPriority, executor: Executor,
                      context: ThreadContext) -> WorkNodeRef {
+        let priority = Importance.admitted(priority, context: context, exempt: executor == .main)
         context.counters.countSubmitted(priority.level)
         context.counters.countJobSubmitted()
         context.traceEnqueued(queueNumber: 0, priority)

@@ -74,6 +74,25 @@ extension RingSocket {
         return request
     }
 
+    /// `receive` whose handler runs on the manager thread as the completion arrives,
+    /// with no item and no worker woken for it: for a layer whose handler only parses
+    /// and hands work on (a service's packets). It holds up every other completion while
+    /// it runs, so it must not block or run long.
+    @discardableResult
+    public func receive(upTo maxBytes: Int, controlBytes: Int = 0,
+                        handlerOnManager handler: @escaping (Result<ReceivedMessage, SocketError>) -> Void) -> SocketRequest {
+        receiveRequest(upTo: maxBytes, controlBytes: controlBytes, queue: nil) { result in handler(result) }
+    }
+
+    /// `send` whose handler runs on the manager thread (see
+    /// `receive(upTo:controlBytes:handlerOnManager:)`): a send whose result only needs
+    /// recording costs no item.
+    @discardableResult
+    public func send(_ data: DispatchData, control: [ControlMessage] = [],
+                     handlerOnManager handler: @escaping (Result<Int, SocketError>) -> Void) -> SocketRequest {
+        sendRequest(data, control: control, queue: nil) { result in handler(result) }
+    }
+
     /// CMSG_SPACE(bytes): the control room a receive needs for a message of `bytes`.
     public static func controlSpace(forBytes bytes: Int) -> Int { SocketCalls.controlSpace(bytes) }
 

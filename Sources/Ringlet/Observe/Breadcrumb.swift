@@ -6,7 +6,8 @@
 ///
 ///   bits 63...32  origin: a queue's number (`DispatchQueue.number`, 1...), or
 ///                 bit 31 set + a thread id (a thread outside any item); 0 unknown
-///   bits 31...24  hops since the activity began (saturating at 255)
+///   bit  31       boosted: the activity serves an urgent request (`Importance`)
+///   bits 30...24  hops since the activity began (saturating at 127)
 ///   bits 23...0   the activity's id (`ActivityTable`)
 ///
 /// Cost on the hot path: `ThreadContext.enter` computes the crumb that items
@@ -22,7 +23,7 @@ struct Breadcrumb: Equatable {
     init(node: WorkNodeRef) { raw = node.pointee.crumb }
 
     init(origin: UInt32, activity: UInt32, hops: UInt32) {
-        raw = UInt64(origin) << 32 | UInt64(min(hops, 255) << 24 | (activity & 0xFF_FFFF))
+        raw = UInt64(origin) << 32 | UInt64(min(hops, 127) << 24 | (activity & 0xFF_FFFF))
     }
 
     static let unknown = Breadcrumb(raw: 0)
@@ -30,14 +31,16 @@ struct Breadcrumb: Equatable {
 
     var origin: UInt32 { UInt32(truncatingIfNeeded: raw >> 32) }
     var activity: UInt32 { UInt32(truncatingIfNeeded: raw) & 0xFF_FFFF }
-    var hops: UInt32 { UInt32(truncatingIfNeeded: raw) >> 24 }
+    var hops: UInt32 { UInt32(truncatingIfNeeded: raw) >> 24 & 0x7F }
+    var isBoosted: Bool { raw & Importance.boostBit != 0 }
 
     /// The crumb of an item submitted from an item that carries this one, running on
-    /// the queue numbered `queueNumber`: one more hop of the same activity.
+    /// the queue numbered `queueNumber`: one more hop of the same activity (boosted
+    /// when this one is).
     @inline(__always)
     func submitted(fromQueue queueNumber: UInt32) -> UInt64 {
         let low = UInt32(truncatingIfNeeded: raw)
-        let next = low >> 24 == 255 ? low : low &+ (1 << 24)
+        let next = low >> 24 & 0x7F == 0x7F ? low : low &+ (1 << 24)
         return UInt64(queueNumber) << 32 | UInt64(next)
     }
 

@@ -30,12 +30,14 @@ extension DispatchQueue {
                              _ work: consuming @escaping @Sendable () -> Void) {
         group?._withUnsafeGuaranteedRef { $0.enterForClosure() }
         let node = ThreadContext.withCurrent { context in
-            let priority = resolvePriority(for: context.propagatedPriority, flags: flags, itemQoS: qos)
+            let detached = flags.contains(.detached)
+            let priority = Importance.admitted(resolvePriority(for: context.propagatedPriority, flags: flags, itemQoS: qos),
+                                               context: context, exempt: isImportanceExempt, detached: detached)
             context.counters.countSubmitted(priority.level)
             context.traceEnqueued(queueNumber: number, priority)
             return RuntimeParts.withPool { pool in
                 pool.allocate(kind: .block, priority: priority, isBarrier: flags.contains(.barrier) && !isRoot,
-                              block: nil, context: context)
+                              block: nil, context: context, detached: detached)
             }
         }
         if let group { WorkNode.setBlockGroup(group, of: node) }
@@ -66,17 +68,23 @@ extension DispatchQueue {
         let context = ThreadContext.current
         let submitter = workItem.flags.contains(.assignCurrentContext)
             ? workItem.capturedPriority : context.propagatedPriority
-        let priority = resolvePriority(for: submitter, flags: workItem.flags, itemQoS: workItem.qos)
+        let detached = workItem.flags.contains(.detached)
+        let priority = Importance.admitted(resolvePriority(for: submitter, flags: workItem.flags, itemQoS: workItem.qos),
+                                           context: context, exempt: isImportanceExempt, detached: detached)
         group?.enter()
         context.counters.countSubmitted(priority.level)
         context.traceEnqueued(queueNumber: number, priority)
         let ticket = workItem.willEnqueue(on: self, priority: priority)
         let node = RuntimeParts.withPool {
             $0.allocate(kind: .workItem, priority: priority, isBarrier: workItem.flags.contains(.barrier) && !isRoot,
-                        object: workItem, group: group, context: context)
+                        object: workItem, group: group, context: context, detached: detached)
         }
         node.pointee.ticket = ticket
-        if workItem.capturedCrumb != 0 { node.pointee.crumb = workItem.capturedCrumb }
+        if workItem.capturedCrumb != 0 {
+            // The captured activity, with the boost mark (and its reference) of now.
+            let mark = node.pointee.crumb & Importance.boostBit
+            node.pointee.crumb = workItem.capturedCrumb & ~Importance.boostBit | mark
+        }
         return node
     }
 

@@ -34,6 +34,11 @@ public final class DispatchQueue: DispatchObject, @unchecked Sendable {
     }
     private let requestedClass: DispatchQoS.QoSClass
     private let requestedRelativePriority: Int8
+    /// Items sent here are not clamped by a process clamp (`Importance`): a service's
+    /// receive lane, which must see an urgent request to boost it. The main queue's
+    /// thread is never demoted, so it is exempt too. Set once, before items are sent.
+    var isImportanceExempt: Bool { importanceExempt.load(ordering: .relaxed) || isMain }
+    let importanceExempt = Atomic<Bool>(false)
     /// Items that may run at once: 1 for serial queues (also in `state`, for reads
     /// without the lock). Derived from `kind`, not stored: a queue's bytes count
     /// (`ringlet bench`'s memory row).

@@ -164,7 +164,9 @@ public final class Runtime: @unchecked Sendable {
             acceptsSkipped: manager.socketCounts.acceptsSkipped, socketReceiveBuffers: manager.socketCounts.buffers,
             socketReceiveBuffersHeld: manager.socketCounts.buffersHeld,
             socketReceiveBufferWaits: manager.socketCounts.bufferWaits,
-            socketReceiveBuffersProvided: manager.socketCounts.provided)
+            socketReceiveBuffersProvided: manager.socketCounts.provided,
+            importanceClamp: Importance.clamp?.qosClass, itemsClamped: Importance.itemsClamped,
+            boostsBegun: Importance.boostsBegun, boostReferences: Importance.boostReferences)
     }
 }
 

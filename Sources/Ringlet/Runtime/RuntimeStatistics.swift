@@ -159,6 +159,14 @@ public struct RuntimeStatistics: Sendable {
     /// Whether the kernel picks those buffers itself (a provided-buffer ring: io_uring on
     /// Linux 5.19 and later) rather than the engine, one receive at a time.
     public let socketReceiveBuffersProvided: Bool
+    /// The class the process's work is clamped to (a background service), nil when none;
+    /// items the clamp lowered; boosts begun (one per urgent request a service took);
+    /// and the references that keep the process boosted now — a boosted item waiting or
+    /// running, a reply not yet sent (0: not boosted). The Services article.
+    public let importanceClamp: DispatchQoS.QoSClass?
+    public let itemsClamped: Int
+    public let boostsBegun: Int
+    public let boostReferences: Int
 
     /// Every thread the runtime created: workers, reserve, the manager and the I/O helpers.
     public var runtimeThreads: Int { workers + reserve + managerThreads + ioThreads }

@@ -227,6 +227,7 @@ final class ThreadContext {
         currentQueueReference = queue
         currentPriority = priority
         runningCrumb.store(crumb, ordering: .relaxed)
+        if crumb & Importance.boostBit != 0 { Importance.retain() }
         submitCrumb = Breadcrumb(raw: crumb == 0 ? threadCrumb : crumb)
             .submitted(fromQueue: queue._withUnsafeGuaranteedRef { $0.number })
         itemsStarted.store(itemsStarted.load(ordering: .relaxed) &+ 1, ordering: .relaxed)
@@ -235,6 +236,7 @@ final class ThreadContext {
 
     @inline(__always)
     func restore(_ saved: SavedState) {
+        if runningCrumb.load(ordering: .relaxed) & Importance.boostBit != 0 { Importance.release() }
         currentQueueReference = saved.queue
         currentPriority = saved.priority
         runningCrumb.store(saved.runningCrumb, ordering: .relaxed)

@@ -95,12 +95,14 @@ final class WorkNodePool: @unchecked Sendable {
     @inline(__always)
     func allocate(kind: WorkNode.Kind, priority: QoSPriority, isBarrier: Bool = false,
                   block: (() -> Void)? = nil, object: AnyObject? = nil,
-                  group: DispatchGroup? = nil, context: ThreadContext = .current) -> WorkNodeRef {
+                  group: DispatchGroup? = nil, context: ThreadContext = .current,
+                  detached: Bool = false) -> WorkNodeRef {
         let node = context.nodeCache ?? refill(context, wait: true).unsafelyUnwrapped
         context.nodeCache = node.pointee.next
         context.nodeCacheCount -= 1
+        let crumb = Importance.nodeCrumb(context.submitCrumb, kind: kind, detached: detached)
         node.initialize(to: WorkNode.carrying(kind: kind, priority: priority, isBarrier: isBarrier, block: block,
-                                              object: object, group: group, crumb: context.submitCrumb))
+                                              object: object, group: group, crumb: crumb))
         return node
     }
 
@@ -110,14 +112,16 @@ final class WorkNodePool: @unchecked Sendable {
         guard let node = context.nodeCache ?? refill(context, wait: false) else { return nil }
         context.nodeCache = node.pointee.next
         context.nodeCacheCount -= 1
+        let crumb = Importance.nodeCrumb(context.submitCrumb, kind: kind, detached: false)
         node.initialize(to: WorkNode(next: nil, kind: kind, isBarrier: false, priority: priority,
-                                     block: nil, object: object, crumb: context.submitCrumb))
+                                     block: nil, object: object, crumb: crumb))
         return node
     }
 
     /// Destroys a node's contents and keeps it in the calling thread's cache.
     @inline(__always)
     func release(_ node: WorkNodeRef, context: ThreadContext) {
+        if node.pointee.crumb & Importance.boostBit != 0 { Importance.release() }
         node.deinitialize(count: 1)
         keep(node, context: context)
     }
@@ -129,6 +133,7 @@ final class WorkNodePool: @unchecked Sendable {
     @inline(__always)
     func releaseTaken(_ node: WorkNodeRef, context: ThreadContext) {
         assert(node.pointee.block == nil && node.pointee.object == nil, "releaseTaken: the node still holds a reference")
+        if node.pointee.crumb & Importance.boostBit != 0 { Importance.release() }
         keep(node, context: context)
     }
 

@@ -24,6 +24,25 @@ import Testing
         }
     }
 
+    /// The manager-side forms: the handler runs on the manager thread, no item between.
+    @Test func handlersOnTheManagerRunThere() throws {
+        let (left, right) = try RingSocket.pair(kind: .seqpacket)
+        let sent = Outcome<(Int, Bool)>()
+        left.send(patternData(100).0, handlerOnManager: { result in
+            sent.set(((try? result.get()) ?? -1, ThreadContext.current.isManager))
+        })
+        let received = Outcome<(Int, Bool)>()
+        right.receive(upTo: 4096, handlerOnManager: { result in
+            received.set(((try? result.get())?.data.count ?? -1, ThreadContext.current.isManager))
+        })
+        let (count, onManager) = try #require(sent.wait())
+        #expect(count == 100 && onManager)
+        let (bytes, receivedOnManager) = try #require(received.wait())
+        #expect(bytes == 100 && receivedOnManager)
+        left.close()
+        right.close()
+    }
+
     @Test func theAwaitingFormsConnectSendAndReceive() async throws {
         let (listener, address) = try loopbackListener()
         let queue = DispatchQueue(label: "test.net.async")

@@ -1,0 +1,171 @@
+import Glibc
+@_spi(RingletNet) import Ringlet
+
+/// A service's listening endpoint: one `ServiceSession` per client that connects,
+/// handed to `incomingSessionHandler` on `targetQueue` (set its handlers there); the
+/// session starts receiving once the handler returns. Mirrors `XPCListener`: it listens
+/// until `cancel()`, whether or not the program keeps a reference.
+///
+/// A file endpoint whose socket file is stale (nothing listens on it) is replaced;
+/// one another process serves is not (`ServiceError.socket`, address in use). The file
+/// is made readable and writable by this user only unless `options.trustsOtherUsers`;
+/// a client of another user is refused either way unless that option is set (each
+/// refusal is printed, naming the process).
+public final class ServiceListener: @unchecked Sendable {
+    public let endpoint: ServiceEndpoint
+    public let targetQueue: DispatchQueue
+    public let options: ServiceOptions
+    private let socket: RingSocket
+    private let lane: DispatchQueue
+    private let incomingSessionHandler: @Sendable (ServiceSession) -> Void
+    private let registry = SessionRegistry()
+
+    public init(endpoint: ServiceEndpoint, targetQueue: DispatchQueue = .global(),
+                options: ServiceOptions = ServiceOptions(),
+                incomingSessionHandler: @escaping @Sendable (ServiceSession) -> Void) throws(ServiceError) {
+        self.endpoint = endpoint
+        self.targetQueue = targetQueue
+        self.options = options
+        self.incomingSessionHandler = incomingSessionHandler
+        socket = try Self.listen(on: endpoint, options: options)
+        lane = DispatchQueue(label: "ringlet.service.listener \(endpoint)", qos: .userInitiated)
+        lane.exemptFromWorkClamp()
+        try? socket.setOption(.passCredentials, 1)
+        // The accept holds the listener until `cancel()` ends it, as an XPC listener
+        // lives until cancelled.
+        socket.accept(queue: lane) { [self] event in take(event) }
+    }
+
+    /// Sessions open now.
+    public var sessionCount: Int { registry.count }
+    /// Clients refused because they belong to another user.
+    public var refusedClients: Int { registry.refusedCount }
+
+    /// Stops accepting, removes the socket file and cancels every open session.
+    public func cancel() {
+        guard let open = registry.close() else { return }
+        socket.close()
+        if let path = endpoint.filePath { unlink(path) }
+        for session in open { session.cancel() }
+    }
+
+    private func take(_ event: AcceptEvent) {
+        switch event {
+        case .accepted(let connection):
+            let peer: ServicePeer
+            do {
+                peer = ServicePeer(try connection.peerCredentials())
+            } catch {
+                serviceWarning("service \(endpoint): a client's credentials could not be read (\(error)); it was closed")
+                return connection.close()
+            }
+            guard options.trustsOtherUsers || peer.userID == geteuid() else {
+                registry.countRefused()
+                serviceWarning("service \(endpoint): refused \(peer), of another user "
+                    + "(set ServiceOptions.trustsOtherUsers to serve other users)")
+                return connection.close()
+            }
+            let session = ServiceSession(socket: connection, peer: peer, endpointName: endpoint.description,
+                                         targetQueue: targetQueue, options: options, registry: registry)
+            guard registry.add(session) else { return session.cancel() }
+            let handler = incomingSessionHandler
+            targetQueue.async {
+                handler(session)
+                session.activate()
+            }
+        case .refused(let error):
+            serviceWarning("service \(endpoint): accept failed (\(error)); still listening")
+        case .ended(let error):
+            if !error.isCancellation {
+                serviceWarning("service \(endpoint): the listener stopped: \(error)")
+            }
+        }
+    }
+
+    /// Binds and listens; a stale socket file (connect refused) is removed first.
+    private static func listen(on endpoint: ServiceEndpoint, options: ServiceOptions) throws(ServiceError) -> RingSocket {
+        let address = try endpoint.address()
+        do {
+            let socket = try RingSocket.listening(on: address, kind: .seqpacket)
+            if let path = endpoint.filePath { chmod(path, options.trustsOtherUsers ? 0o666 : 0o600) }
+            return socket
+        } catch let error where error.errno == .addressInUse && endpoint.filePath != nil {
+            guard isStale(address) else {
+                throw .socket(endpoint.description, error)
+            }
+            unlink(endpoint.filePath!)
+            do {
+                let socket = try RingSocket.listening(on: address, kind: .seqpacket)
+                chmod(endpoint.filePath!, options.trustsOtherUsers ? 0o666 : 0o600)
+                return socket
+            } catch {
+                throw .socket(endpoint.description, error)
+            }
+        } catch {
+            throw .socket(endpoint.description, error)
+        }
+    }
+
+    /// Whether nothing listens at `address` (a connect is refused).
+    private static func isStale(_ address: SocketAddress) -> Bool {
+        guard let probe = try? RingSocket.open(family: SocketAddress.unixFamily, kind: .seqpacket) else { return false }
+        defer { probe.close() }
+        let refused = ProbeResult()
+        probe.connect(to: address, queue: .global(qos: .userInitiated)) { refused.finish($0) }
+        return refused.wait() == .connectionRefused
+    }
+}
+
+/// The errno a probe's connect ended with (nil: it connected), waited for with a bound.
+private final class ProbeResult: @unchecked Sendable {
+    private let lock = ServiceLock()
+    private var errno: Errno?
+    private let done = DispatchSemaphore(value: 0)
+
+    func finish(_ result: Result<Void, SocketError>) {
+        lock.withLock { if case .failure(let error) = result { errno = error.errno } }
+        done.signal()
+    }
+
+    func wait() -> Errno? {
+        guard done.wait(timeout: .now() + .seconds(2)) == .success else { return nil }
+        return lock.withLock { errno }
+    }
+}
+
+/// A listener's open sessions: each session holds it (to leave it when it ends), the
+/// listener holds it (to cancel them all).
+final class SessionRegistry: @unchecked Sendable {
+    private let lock = ServiceLock()
+    private var sessions: [ObjectIdentifier: ServiceSession] = [:]
+    private var closed = false
+    private var refused = 0
+
+    var count: Int { lock.withLock { sessions.count } }
+    var refusedCount: Int { lock.withLock { refused } }
+
+    func countRefused() { lock.withLock { refused += 1 } }
+
+    /// Keeps `session`; false once the listener was cancelled.
+    func add(_ session: ServiceSession) -> Bool {
+        lock.withLock {
+            if closed { return false }
+            sessions[ObjectIdentifier(session)] = session
+            return true
+        }
+    }
+
+    func forget(_ session: ServiceSession) {
+        _ = lock.withLock { sessions.removeValue(forKey: ObjectIdentifier(session)) }
+    }
+
+    /// Closes the registry: the sessions open now, nil when it was closed already.
+    func close() -> [ServiceSession]? {
+        lock.withLock {
+            if closed { return nil }
+            closed = true
+            defer { sessions = [:] }
+            return Array(sessions.values)
+        }
+    }
+}

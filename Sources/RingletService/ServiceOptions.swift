@@ -1,0 +1,53 @@
+@_spi(RingletNet) import Ringlet
+
+/// Limits and trust of a session or a listener.
+public struct ServiceOptions: Sendable {
+    /// The largest payload a message may carry, in bytes. A larger one is refused on the
+    /// sender's side (`ServiceError.messageTooLarge`); a peer that sends one anyway has
+    /// its connection closed. Both sides must agree. Default 64 KiB: a board's socket
+    /// buffers hold a few such packets (the kernel's limit on one packet is about the
+    /// socket's send buffer, `net.core.wmem_default`, 208 KiB on most systems).
+    public var messageBytes: Int
+
+    /// Talk to a peer of another user (off: a client refuses a service whose process
+    /// belongs to another user, a listener a client's).
+    public var trustsOtherUsers: Bool
+
+    /// How long a client waits for the service to accept (a stuck listener is reported,
+    /// not waited on forever).
+    public var acceptPatienceSeconds: Int
+
+    public init(messageBytes: Int = 64 * 1024, trustsOtherUsers: Bool = false, acceptPatienceSeconds: Int = 5) {
+        self.messageBytes = messageBytes
+        self.trustsOtherUsers = trustsOtherUsers
+        self.acceptPatienceSeconds = acceptPatienceSeconds
+    }
+}
+
+/// Who is at the other end, as the kernel says (SO_PEERCRED, SCM_CREDENTIALS).
+public struct ServicePeer: Sendable, Equatable, CustomStringConvertible {
+    public let processID: Int32
+    public let userID: UInt32
+    public let groupID: UInt32
+
+    init(_ credentials: PeerCredentials) {
+        processID = credentials.pid
+        userID = credentials.uid
+        groupID = credentials.gid
+    }
+
+    public var description: String { "process \(processID) (uid \(userID))" }
+}
+
+/// The process's importance: a service that idles in the background clamps its own
+/// work, and the requests of more urgent clients lift the clamp for their work only
+/// (the Services article).
+public enum ServiceImportance {
+    /// Runs every later item, closure and job of this process at most at `qosClass`
+    /// (nil: no clamp) — except the work of a request from a more urgent client, which
+    /// runs at that client's QoS until its reply is sent and while what it submitted runs.
+    public static func clampProcess(to qosClass: DispatchQoS.QoSClass?) { Runtime.clampWork(to: qosClass) }
+
+    /// The class the process is clamped to, nil when none.
+    public static var processClamp: DispatchQoS.QoSClass? { Runtime.workClamp }
+}

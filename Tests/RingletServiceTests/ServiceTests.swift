@@ -1,0 +1,181 @@
+import Glibc
+import Testing
+@_spi(RingletNet) import Ringlet
+@testable import RingletService
+
+/// Sessions and listeners (Sources/RingletService) on this machine's backend and on epoll.
+@Suite struct ServiceTests {
+    @Test(arguments: ServiceScenarios.all.map(\.0))
+    func scenario(_ name: String) throws {
+        try #require(ServiceScenarios.all.first { $0.0 == name }).1()
+    }
+
+    @Test func everyScenarioOnEpoll() async {
+        let result = await #expect(processExitsWith: .success, observing: [\.standardErrorContent]) {
+            do throws(RuntimeError) {
+                try Runtime.start(configuration: RuntimeConfiguration(cores: 2, backend: .epoll))
+            } catch {
+                Issue.record("Runtime.start failed: \(error)")
+                exit(1)
+            }
+            #expect(Runtime.current.statistics.backend == .epoll)
+            for (name, scenario) in ServiceScenarios.all {
+                do { try scenario() } catch {
+                    serviceWarning("\(name) on epoll: \(error)")
+                    exit(1)
+                }
+            }
+            settleSockets()
+        }
+        reportChildErrors(result)
+    }
+
+    /// End to end: a thread at nice 19 sends from outside any item (it claims default,
+    /// or user-interactive on the main thread); the service grants background.
+    @Test func aSenderAtNice19IsGrantedBackground() async {
+        await #expect(processExitsWith: .success, observing: [\.standardErrorContent]) {
+            let service = try EchoService { _ in nil }
+            let session = try ServiceSession(endpoint: service.endpoint)
+            #expect(setpriority(__priority_which_t(PRIO_PROCESS.rawValue), id_t(Runtime.currentThreadID), 19) == 0)
+            try session.send(bytes("from a demoted main thread"))
+            let message = try #require(service.messages.next())
+            #expect(ServiceQoS.rank(message.claimedQoS) >= ServiceQoS.rank(.default))
+            #expect(message.qos == .background)
+            #expect(message.senderThreadID == Runtime.currentThreadID)
+            session.cancel()
+            service.listener.cancel()
+            settleSockets()
+        }
+    }
+
+    /// A client process that dies mid-request: the service's session ends with the
+    /// peer gone (once), the held request's reply is refused, and its boost ends.
+    @Test func aClientProcessThatDiesMidRequestEndsItsSession() async throws {
+        let endpoint = ServiceEndpoint.abstract("ringlet-test.death.\(getpid())")
+        let holding = Delivered<ServiceMessage>()
+        let endings = Delivered<ServiceError>()
+        let listener = try ServiceListener(endpoint: endpoint) { session in
+            session.setMessageHandler { message in
+                try? session.send(bytes("got it"))
+                holding.put(message)
+            }
+            session.setCancellationHandler { endings.put($0) }
+        }
+        defer { listener.cancel() }
+        let result = await #expect(processExitsWith: .exitCode(3), observing: [\.standardErrorContent]) {
+            let heard = Delivered<String>()
+            let session = try ServiceSession(endpoint: .abstract("ringlet-test.death.\(getppid())"),
+                                             messageHandler: { heard.put(text($0.payload)) })
+            session.send(bytes("hold this")) { _ in }
+            #expect(heard.next() == "got it")
+            _exit(3)  // no exit handlers, no leak check: a process that dies
+        }
+        reportChildErrors(result, expected: .exitCode(3))
+        let held = try #require(holding.next())
+        guard case .peerClosed(_, let peer) = try #require(endings.next()) else { return }
+        #expect(peer.contains("process \(held.peer.processID)"))
+        #expect(throws: ServiceError.self) { try held.reply(bytes("too late")) }
+        #expect(eventually { listener.sessionCount == 0 })
+    }
+
+    @Test func theAwaitingFormReturnsTheReply() async throws {
+        let service = try EchoService()
+        let session = try ServiceSession(endpoint: service.endpoint)
+        let reply = try await session.sendWithReply(bytes("async"))
+        #expect(text(reply.payload) == "async")
+        session.cancel()
+    }
+
+    @Test func anEndpointWithNothingThereNamesItself() throws {
+        let path = "/tmp/ringlet-test-\(getpid())-nothing-here"
+        do {
+            _ = try ServiceSession(endpoint: .path(path))
+            Issue.record("connected to nothing")
+        } catch {
+            guard case .socket(let endpoint, let errno, let reason) = error else {
+                Issue.record("\(error)")
+                return
+            }
+            #expect(endpoint == path)
+            #expect(errno == .noSuchFile)
+            #expect(reason.contains("start the service first"))
+        }
+        do {
+            _ = try ServiceSession(endpoint: .abstract("ringlet-test-\(getpid())-nobody"))
+            Issue.record("connected to nobody")
+        } catch {
+            guard case .socket(_, let errno, _) = error else { return }
+            #expect(errno == .connectionRefused)
+        }
+    }
+
+    /// A file endpoint: the socket file is this user's alone, a stale one is replaced,
+    /// one that is served is not, and cancel removes it.
+    @Test func aFileEndpointReplacesAStaleSocketButNotALiveOne() throws {
+        let path = "/tmp/ringlet-test-\(getpid())-file.sock"
+        let first = try ServiceListener(endpoint: .path(path)) { _ in }
+        var info = stat()
+        #expect(stat(path, &info) == 0)
+        #expect(info.st_mode & 0o777 == 0o600)
+        do {
+            _ = try ServiceListener(endpoint: .path(path)) { _ in }
+            Issue.record("a second listener took a live endpoint")
+        } catch {
+            guard case .socket(_, let errno, _) = error else { return }
+            #expect(errno == .addressInUse)
+        }
+        first.cancel()
+        #expect(access(path, F_OK) != 0, "cancel removed the socket file")
+        // A stale file: a socket bound and closed without removing it.
+        let stale = try RingSocket.listening(on: try SocketAddress.unix(path: path), kind: .seqpacket)
+        stale.close()
+        #expect(access(path, F_OK) == 0)
+        let second = try ServiceListener(endpoint: .path(path)) { _ in }
+        let session = try ServiceSession(endpoint: .path(path))
+        session.cancel()
+        second.cancel()
+    }
+
+    /// A session whose handler is not set: a request is answered with the reason, a
+    /// message is counted as dropped (and printed).
+    @Test func withoutAHandlerNothingIsLostSilently() throws {
+        let endpoint = uniqueEndpoint()
+        let sessions = Delivered<ServiceSession>()
+        let listener = try ServiceListener(endpoint: endpoint) { sessions.put($0) }
+        defer { listener.cancel() }
+        let session = try ServiceSession(endpoint: endpoint)
+        let replies = Delivered<Result<ServiceMessage, ServiceError>>()
+        try session.send(bytes("lost?"))
+        session.send(bytes("answer?")) { replies.put($0) }
+        guard case .failure(.noReply(_, let reason)) = try #require(replies.next()) else {
+            Issue.record("the request was not answered")
+            return
+        }
+        #expect(reason.contains("no message handler"))
+        let serverSide = try #require(sessions.next())
+        #expect(serverSide.droppedMessages == 1)
+        session.cancel()
+    }
+
+    /// Wire format: what `packet` writes, `parse` reads back; each broken field is named.
+    @Test func theHeaderRoundTripsAndNamesWhatIsWrong() throws {
+        let header = ServiceHeader(kind: .request, qos: DispatchQoS(qosClass: .utility, relativePriority: -3),
+                                   id: 0x1_0000_0002, threadID: 4242, activity: 77, payloadBytes: 3)
+        let packet = header.packet(with: bytes("abc"))
+        #expect(packet.count == ServiceHeader.size + 3)
+        #expect(try ServiceHeader.parse(packet).get() == header)
+        var wrongKind = Array(packet)
+        wrongKind[4] = 9
+        #expect(reason(wrongKind)?.contains("kind 9") == true)
+        var wrongLength = Array(packet)
+        wrongLength[24] = 4
+        #expect(reason(wrongLength)?.contains("announcing 4 payload bytes") == true)
+        #expect(reason([1, 2, 3])?.contains("shorter than") == true)
+    }
+
+    private func reason(_ raw: [UInt8]) -> String? {
+        let data = raw.withUnsafeBytes { DispatchData(bytes: $0) }
+        if case .failure(let malformed) = ServiceHeader.parse(data) { return malformed.reason }
+        return nil
+    }
+}
