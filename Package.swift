@@ -13,6 +13,9 @@ let package = Package(
         // ring, QoS that crosses the process edge, importance boosting (the Services
         // article). Beside the runtime, which stays standard-library-only.
         .library(name: "RingletService", targets: ["RingletService"]),
+        // Codable messages for it (JSON through FoundationEssentials), a target of its own
+        // so that a service of bytes does not link Foundation.
+        .library(name: "RingletServiceCodable", targets: ["RingletServiceCodable"]),
         // No executable product: the tools (the `ringlet` command, the benchmarks, the
         // checks, the probes) are this package's own, built here by `make` (SwiftPM gives
         // a root package's executable targets products of their own). A package that
@@ -76,6 +79,11 @@ let package = Package(
         .target(
             name: "RingletService",
             dependencies: ["Ringlet"],
+            swiftSettings: [.swiftLanguageMode(.v6)]
+        ),
+        .target(
+            name: "RingletServiceCodable",
+            dependencies: ["RingletService", "Ringlet"],
             swiftSettings: [.swiftLanguageMode(.v6)]
         ),
         // The command-line tool: demo workload, soak, benchmarks against the toolchain's Dispatch.
@@ -196,7 +204,7 @@ let package = Package(
         ),
         .testTarget(
             name: "RingletServiceTests",
-            dependencies: ["RingletService", "Ringlet", "CRingletTestSupport"],
+            dependencies: ["RingletService", "RingletServiceCodable", "Ringlet", "CRingletTestSupport"],
             swiftSettings: [.swiftLanguageMode(.v6)]
         ),
         .testTarget(

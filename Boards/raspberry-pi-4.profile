@@ -72,3 +72,6 @@ memoryCriticalFullPercent = 5
 memoryPressureWindowMilliseconds = 2000
 memoryPressureRecheckMilliseconds = 1000
 memoryPressurePollMilliseconds = 1000
+
+# Services across processes (RingletService): the largest message payload; both sides must agree
+serviceMessageBytes = 65536

@@ -4,9 +4,9 @@
 public struct ServiceOptions: Sendable {
     /// The largest payload a message may carry, in bytes. A larger one is refused on the
     /// sender's side (`ServiceError.messageTooLarge`); a peer that sends one anyway has
-    /// its connection closed. Both sides must agree. Default 64 KiB: a board's socket
-    /// buffers hold a few such packets (the kernel's limit on one packet is about the
-    /// socket's send buffer, `net.core.wmem_default`, 208 KiB on most systems).
+    /// its connection closed. Both sides must agree. Default: the board profile's
+    /// `serviceMessageBytes` (64 KiB on most boards, less on the small ones: one packet
+    /// must fit the socket's send buffer, `net.core.wmem_default`, 208 KiB on most systems).
     public var messageBytes: Int
 
     /// Talk to a peer of another user (off: a client refuses a service whose process
@@ -17,10 +17,17 @@ public struct ServiceOptions: Sendable {
     /// not waited on forever).
     public var acceptPatienceSeconds: Int
 
-    public init(messageBytes: Int = 64 * 1024, trustsOtherUsers: Bool = false, acceptPatienceSeconds: Int = 5) {
+    /// Sends that may wait for room in the socket's buffer (the peer reads slower than
+    /// this side sends, or not at all); one more is refused with
+    /// `ServiceError.sendQueueFull` instead of piling up.
+    public var queuedSendsLimit: Int
+
+    public init(messageBytes: Int = Runtime.current.configuration.serviceMessageBytes, trustsOtherUsers: Bool = false,
+                acceptPatienceSeconds: Int = 5, queuedSendsLimit: Int = 256) {
         self.messageBytes = messageBytes
         self.trustsOtherUsers = trustsOtherUsers
         self.acceptPatienceSeconds = acceptPatienceSeconds
+        self.queuedSendsLimit = queuedSendsLimit
     }
 }
 

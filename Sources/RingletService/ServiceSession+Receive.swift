@@ -58,15 +58,19 @@ extension ServiceSession {
             }
             return reportDropped()
         }
+        // The handler's breadcrumb carries the sender's thread and activity.
+        let submit = { [handlerQueue] in
+            Runtime.submitting(fromRemoteThread: header.threadID, activity: header.activity) {
+                handlerQueue.async(qos: granted, flags: .enforceQoS) { handler(message) }
+            }
+        }
         if let clamp = Runtime.workClamp, ServiceQoS.rank(granted) > ServiceQoS.rank(DispatchQoS(qosClass: clamp, relativePriority: 0)) {
             let boost = Runtime.beginBoost()
             if message.expectsReply { message.boost = boost }
-            boost.submitBoosted {
-                handlerQueue.async(qos: granted, flags: .enforceQoS) { handler(message) }
-            }
+            boost.submitBoosted(submit)
             if !message.expectsReply { boost.end() }
         } else {
-            handlerQueue.async(qos: granted, flags: .enforceQoS) { handler(message) }
+            submit()
         }
     }
 

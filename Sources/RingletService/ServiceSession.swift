@@ -40,6 +40,8 @@ public final class ServiceSession: @unchecked Sendable {
         var ended: ServiceError?
         var activated = false
         var droppedMessages = 0
+        /// Packets handed to the socket and not yet taken by the kernel.
+        var queuedSends = 0
     }
 
     struct PendingReply {
@@ -156,10 +158,21 @@ public final class ServiceSession: @unchecked Sendable {
         guard payload.count <= options.messageBytes else {
             throw .messageTooLarge(endpoint: endpointName, bytes: payload.count, limit: options.messageBytes)
         }
-        if let ended = endReason { throw ended }
+        let refusal = lock.withLock { () -> ServiceError? in
+            if let ended = state.ended { return ended }
+            // A peer that stops reading fills the socket buffer; the sends after it wait
+            // on the ring, up to this many, then are refused rather than piled up.
+            guard state.queuedSends < options.queuedSendsLimit else {
+                return .sendQueueFull(endpoint: endpointName, peer: peer.description, queued: state.queuedSends)
+            }
+            state.queuedSends += 1
+            return nil
+        }
+        if let refusal { throw refusal }
         let header = ServiceHeader(kind: kind, qos: Self.sendingQoS(), id: id, threadID: Runtime.currentThreadID,
                                    activity: Runtime.currentActivity, payloadBytes: UInt32(payload.count))
         socket.send(header.packet(with: payload), handlerOnManager: { [self] result in
+            lock.withLock { state.queuedSends -= 1 }
             switch result {
             case .success: sent()
             case .failure(let error):
@@ -191,6 +204,9 @@ public final class ServiceSession: @unchecked Sendable {
             return state.droppedMessages
         }
     }
+
+    /// Packets sent and not yet taken by the kernel (waiting for room in a full socket buffer).
+    public var queuedSends: Int { lock.withLock { state.queuedSends } }
 
     /// Messages that arrived with no handler set and were dropped (each reported).
     public var droppedMessages: Int { lock.withLock { state.droppedMessages } }

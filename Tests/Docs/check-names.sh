@@ -22,7 +22,7 @@ EXTERNAL=' Task Task.sleep Task.yield MainActor TaskGroup UnownedJob ExecutorJob
  ExperimentalCustomExecutors ExperimentalScheduling Unmanaged Synchronization Atomic Mutex
  Thread RunLoop RunLoop.main XCTestExpectation XCTest Foundation FoundationEssentials Dispatch Glibc
  OperationQueue OperationQueue.underlyingQueue URLSession FileHandle readabilityHandler writeabilityHandler
- libBlocksRuntime recordedEvents AsyncSequence Data withTaskGroup XPCListener XPCSession '
+ libBlocksRuntime recordedEvents AsyncSequence Data withTaskGroup XPCListener XPCSession Codable Encodable Decodable JSONEncoder '
 EXTERNAL=" $(echo $EXTERNAL) "
 
 files=${*:-"README.md Boards/README.md $(ls Sources/Ringlet/Ringlet.docc/*.md)"}

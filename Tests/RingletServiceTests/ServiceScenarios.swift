@@ -19,13 +19,19 @@ enum ServiceScenarios {
     ]
 
     /// A user-initiated sender: the handler runs at user-initiated (its queue has no
-    /// QoS), the reply handler at the sender's QoS, the payload comes back.
+    /// QoS) in the sender's activity, the reply handler at the sender's QoS, the payload
+    /// comes back.
     static func aRequestGetsItsReplyAtTheSendersQoS() throws {
-        let service = try EchoService()
-        let handlerQoS = Delivered<DispatchQoS>()
+        let handlerActivity = Delivered<UInt32>()
+        let service = try EchoService { message in
+            handlerActivity.put(Runtime.currentActivity)
+            return message.payload
+        }
         let session = try ServiceSession(endpoint: service.endpoint)
         let replies = Delivered<(String, DispatchQoS)>()
+        let senderActivity = Delivered<UInt32>()
         DispatchQueue.global(qos: .userInitiated).async {
+            senderActivity.put(Runtime.currentActivity)
             session.send(bytes("ping")) { result in
                 replies.put(((try? result.get()).map { text($0.payload) } ?? "\(result)", Runtime.currentQoS))
             }
@@ -38,7 +44,10 @@ enum ServiceScenarios {
         let reply = try #require(replies.next())
         #expect(reply.0 == "ping")
         #expect(reply.1 == .userInitiated)
-        _ = handlerQoS
+        // The activity crossed: the handler's work is in the sender's activity.
+        let sent = try #require(senderActivity.next())
+        #expect(message.senderActivity == sent)
+        #expect(handlerActivity.next() == sent)
         session.cancel()
     }
 

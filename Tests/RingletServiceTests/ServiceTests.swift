@@ -78,6 +78,65 @@ import Testing
         #expect(eventually { listener.sessionCount == 0 })
     }
 
+    /// The size limit's default is the profile's `serviceMessageBytes`.
+    @Test func theSizeLimitIsTheProfilesKey() async {
+        let result = await #expect(processExitsWith: .success, observing: [\.standardErrorContent]) {
+            var configuration = RuntimeConfiguration(cores: 2)
+            configuration.serviceMessageBytes = 2048
+            do throws(RuntimeError) { try Runtime.start(configuration: configuration) } catch {
+                Issue.record("Runtime.start failed: \(error)")
+                return
+            }
+            #expect(ServiceOptions().messageBytes == 2048)
+            let service = try EchoService()
+            let session = try ServiceSession(endpoint: service.endpoint)
+            let limit = [UInt8](repeating: 3, count: 2048).withUnsafeBytes { DispatchData(bytes: $0) }
+            var over = limit
+            over.append(bytes("!"))
+            #expect(throws: ServiceError.messageTooLarge(endpoint: service.endpoint.description, bytes: 2049, limit: 2048)) {
+                try session.send(over)
+            }
+            try session.send(limit)
+            #expect(service.messages.next()?.payload.count == 2048)
+            session.cancel()
+            service.listener.cancel()
+            settleSockets()
+        }
+        reportChildErrors(result)
+    }
+
+    /// A peer that does not read: once its buffer is full and the limit of waiting sends
+    /// is reached, a send is refused naming the peer; nothing waits without a bound.
+    @Test func aPeerThatDoesNotReadRefusesSendsPastTheLimit() throws {
+        let endpoint = uniqueEndpoint()
+        // A listener that accepts and never reads.
+        let listener = try RingSocket.listening(on: try endpoint.address(), kind: .seqpacket)
+        let accepted = Delivered<RingSocket>()
+        listener.accept(queue: DispatchQueue(label: "test.service.deaf")) { event in
+            if case .accepted(let connection) = event { accepted.put(connection) }
+        }
+        defer { listener.close() }
+        let session = try ServiceSession(endpoint: endpoint, options: ServiceOptions(queuedSendsLimit: 8))
+        let payload = [UInt8](repeating: 5, count: 4096).withUnsafeBytes { DispatchData(bytes: $0) }
+        var refusal: ServiceError?
+        for _ in 0..<10_000 {
+            do { try session.send(payload) } catch {
+                refusal = error
+                break
+            }
+            if refusal != nil { break }
+        }
+        guard case .sendQueueFull(_, let peer, let queued)? = refusal else {
+            Issue.record("10,000 sends to a peer that does not read were all taken: \(String(describing: refusal))")
+            return
+        }
+        #expect(queued == 8)
+        #expect(peer.contains("process \(getpid())"))
+        #expect(session.queuedSends == 8)
+        session.cancel()
+        accepted.next()?.close()
+    }
+
     @Test func theAwaitingFormReturnsTheReply() async throws {
         let service = try EchoService()
         let session = try ServiceSession(endpoint: service.endpoint)

@@ -18,6 +18,7 @@ public enum BoardProfileKey: Int, CaseIterable, Sendable {
     case swiftConcurrency, dumpSignal, trace, traceEvents, mallocArenas
     case memoryWarningSomePercent, memoryCriticalFullPercent, memoryPressureWindowMilliseconds
     case memoryPressureRecheckMilliseconds, memoryPressurePollMilliseconds
+    case serviceMessageBytes
 
     /// What a key's value is written as.
     public enum Kind: UInt8, Sendable, Equatable {
@@ -92,6 +93,7 @@ public enum BoardProfileKey: Int, CaseIterable, Sendable {
         case .memoryPressureWindowMilliseconds: return .runtime("memoryPressureWindowMilliseconds", 500...10_000)
         case .memoryPressureRecheckMilliseconds: return .runtime("memoryPressureRecheckMilliseconds", 100...60_000)
         case .memoryPressurePollMilliseconds: return .runtime("memoryPressurePollMilliseconds", 100...60_000)
+        case .serviceMessageBytes: return .runtime("serviceMessageBytes", 1024...(1 << 20))
         }
     }
 
@@ -190,6 +192,7 @@ extension RuntimeConfiguration {
         case .memoryPressureWindowMilliseconds: return body(&memoryPressureWindowMilliseconds)
         case .memoryPressureRecheckMilliseconds: return body(&memoryPressureRecheckMilliseconds)
         case .memoryPressurePollMilliseconds: return body(&memoryPressurePollMilliseconds)
+        case .serviceMessageBytes: return body(&serviceMessageBytes)
         default: return nil
         }
     }

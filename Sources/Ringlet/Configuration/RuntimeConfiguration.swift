@@ -183,6 +183,11 @@ public struct RuntimeConfiguration: Sendable, Equatable {
     /// Linux 6.5 without CAP_SYS_RESOURCE) (`memoryPressurePollMilliseconds`,
     /// 100...60000, default 1000): a coalescing timer while a source is active.
     public var memoryPressurePollMilliseconds: Int = 1000
+    /// The largest payload of a message between processes (`serviceMessageBytes`,
+    /// 1024...1048576, default 65536): the default of RingletService's
+    /// `ServiceOptions.messageBytes`. Both sides of a session must agree; each packet is
+    /// one socket buffer's worth at most, so a board with little memory keeps it small.
+    public var serviceMessageBytes: Int = 65536
 
     /// The signals `dumpSignal` accepts, with their profile spelling.
     public static let dumpSignals: [(name: String, number: Int32)] = [("SIGQUIT", 3), ("SIGUSR1", 10), ("SIGUSR2", 12)]

@@ -76,7 +76,7 @@ struct Breadcrumb: Equatable {
             let id = Int32(bitPattern: origin & 0x7FFF_FFFF)
             if id == ThreadControl.processID { return "thread main" }
             if let name = ThreadControl.threadName(id) { return "thread \(name)" }
-            return "thread \(id) (gone)"
+            return "thread \(id) (gone, or of another process)"
         }
         if let found = QueueRegistry.shared.label(ofQueueNumbered: origin, tryOnly: tryOnly) {
             return found.live ? "'\(found.label)'" : "'\(found.label)' (released since)"

@@ -23,6 +23,19 @@ extension Runtime {
     /// The class the process's work is clamped to, nil when none.
     public static var workClamp: DispatchQoS.QoSClass? { Importance.clamp?.qosClass }
 
+    /// Runs `body` with what the calling thread submits carrying another process's
+    /// activity (a message's): the items' breadcrumbs then say they came from thread
+    /// `threadID` there, in activity `activity`, so the dump and the reports of this
+    /// process name the same activity as the sender's.
+    public static func submitting(fromRemoteThread threadID: Int32, activity: UInt32, _ body: () -> Void) {
+        let context = ThreadContext.current
+        let saved = context.submitCrumb
+        let origin = Breadcrumb.threadBit | (UInt32(bitPattern: threadID) & 0x7FFF_FFFF)
+        context.submitCrumb = Breadcrumb(origin: origin, activity: activity, hops: 1).raw | (saved & Importance.boostBit)
+        body()
+        context.submitCrumb = saved
+    }
+
     /// Begins a boost for one urgent request: submit its handler inside
     /// `ImportanceBoost.submitBoosted`, and `end()` it once the reply is sent.
     public static func beginBoost() -> ImportanceBoost { ImportanceBoost() }

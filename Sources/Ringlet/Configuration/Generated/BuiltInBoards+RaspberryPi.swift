@@ -76,6 +76,9 @@ memoryCriticalFullPercent = 5
 memoryPressureWindowMilliseconds = 2000
 memoryPressureRecheckMilliseconds = 1000
 memoryPressurePollMilliseconds = 1000
+
+# Services across processes (RingletService): the largest message payload; both sides must agree
+serviceMessageBytes = 32768
 """#)
 
     static let raspberryPi3BPlus = BuiltInBoard(name: "raspberry-pi-3b-plus", text: #"""
@@ -152,6 +155,9 @@ memoryCriticalFullPercent = 5
 memoryPressureWindowMilliseconds = 2000
 memoryPressureRecheckMilliseconds = 1000
 memoryPressurePollMilliseconds = 1000
+
+# Services across processes (RingletService): the largest message payload; both sides must agree
+serviceMessageBytes = 32768
 """#)
 
     static let raspberryPi4 = BuiltInBoard(name: "raspberry-pi-4", text: #"""
@@ -229,6 +235,9 @@ memoryCriticalFullPercent = 5
 memoryPressureWindowMilliseconds = 2000
 memoryPressureRecheckMilliseconds = 1000
 memoryPressurePollMilliseconds = 1000
+
+# Services across processes (RingletService): the largest message payload; both sides must agree
+serviceMessageBytes = 65536
 """#)
 
     static let raspberryPi5 = BuiltInBoard(name: "raspberry-pi-5", text: #"""
@@ -306,5 +315,8 @@ memoryCriticalFullPercent = 5
 memoryPressureWindowMilliseconds = 2000
 memoryPressureRecheckMilliseconds = 1000
 memoryPressurePollMilliseconds = 1000
+
+# Services across processes (RingletService): the largest message payload; both sides must agree
+serviceMessageBytes = 65536
 """#)
 }

@@ -91,6 +91,9 @@ memoryCriticalFullPercent = 5
 memoryPressureWindowMilliseconds = 2000
 memoryPressureRecheckMilliseconds = 1000
 memoryPressurePollMilliseconds = 1000
+
+# Services across processes (RingletService): the largest message payload; both sides must agree
+serviceMessageBytes = 65536
 """#)
 
     static let watchClass = BuiltInBoard(name: "watch-class", text: #"""
@@ -168,6 +171,9 @@ memoryCriticalFullPercent = 5
 memoryPressureWindowMilliseconds = 2000
 memoryPressureRecheckMilliseconds = 1000
 memoryPressurePollMilliseconds = 2000
+
+# Services across processes (RingletService): the largest message payload; both sides must agree
+serviceMessageBytes = 16384
 """#)
 
     static let x86_64Laptop = BuiltInBoard(name: "x86-64-laptop", text: #"""
@@ -244,6 +250,9 @@ memoryCriticalFullPercent = 5
 memoryPressureWindowMilliseconds = 2000
 memoryPressureRecheckMilliseconds = 1000
 memoryPressurePollMilliseconds = 1000
+
+# Services across processes (RingletService): the largest message payload; both sides must agree
+serviceMessageBytes = 65536
 """#)
 
     static let generic = BuiltInBoard(name: "generic", text: #"""
@@ -323,5 +332,8 @@ memoryCriticalFullPercent = 5
 memoryPressureWindowMilliseconds = 2000
 memoryPressureRecheckMilliseconds = 1000
 memoryPressurePollMilliseconds = 1000
+
+# Services across processes (RingletService): the largest message payload; both sides must agree
+serviceMessageBytes = 65536
 """#)
 }
