@@ -13,7 +13,8 @@ public enum ServiceError: Error, Sendable, CustomStringConvertible, Equatable {
     /// A message above the size limit: refused on the sender's side, or ended a
     /// connection whose peer sent one anyway.
     case messageTooLarge(endpoint: String, bytes: Int, limit: Int)
-    /// The peer does not read: the socket's buffer is full and `queued` sends wait behind it.
+    /// `queued` sends wait to be taken by the kernel: the peer reads slower than this side
+    /// sends (or not at all), and the limit is reached.
     case sendQueueFull(endpoint: String, peer: String, queued: Int)
     /// The peer sent what is not a service packet; the connection is closed.
     case malformed(endpoint: String, peer: String, reason: String)
@@ -40,8 +41,9 @@ public enum ServiceError: Error, Sendable, CustomStringConvertible, Equatable {
             return "service session \(endpoint): a message of \(bytes) bytes is over the limit of \(limit) bytes; "
                 + "send less, or raise ServiceOptions.messageBytes on both sides"
         case .sendQueueFull(let endpoint, let peer, let queued):
-            return "service session \(endpoint): \(peer) does not read: its socket buffer is full and \(queued) sends wait; "
-                + "the message was not sent (retry later, cancel the session, or raise ServiceOptions.queuedSendsLimit)"
+            return "service session \(endpoint): \(queued) sends wait to be taken by the kernel (\(peer) reads slower "
+                + "than this side sends, or not at all); the message was not sent: retry later, cancel the session, "
+                + "or raise ServiceOptions.queuedSendsLimit"
         case .malformed(let endpoint, let peer, let reason):
             return "service session \(endpoint): \(peer) sent \(reason); the connection is closed"
         case .ownedByAnotherUser(let endpoint, let uid):

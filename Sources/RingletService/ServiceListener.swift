@@ -90,7 +90,7 @@ public final class ServiceListener: @unchecked Sendable {
             if let path = endpoint.filePath { chmod(path, options.trustsOtherUsers ? 0o666 : 0o600) }
             return socket
         } catch let error where error.errno == .addressInUse && endpoint.filePath != nil {
-            guard isStale(address) else {
+            guard isStale(endpoint.filePath!) else {
                 throw .socket(endpoint.description, error)
             }
             unlink(endpoint.filePath!)
@@ -106,30 +106,22 @@ public final class ServiceListener: @unchecked Sendable {
         }
     }
 
-    /// Whether nothing listens at `address` (a connect is refused).
-    private static func isStale(_ address: SocketAddress) -> Bool {
-        guard let probe = try? RingSocket.open(family: SocketAddress.unixFamily, kind: .seqpacket) else { return false }
-        defer { probe.close() }
-        let refused = ProbeResult()
-        probe.connect(to: address, queue: .global(qos: .userInitiated)) { refused.finish($0) }
-        return refused.wait() == .connectionRefused
-    }
-}
-
-/// The errno a probe's connect ended with (nil: it connected), waited for with a bound.
-private final class ProbeResult: @unchecked Sendable {
-    private let lock = ServiceLock()
-    private var errno: Errno?
-    private let done = DispatchSemaphore(value: 0)
-
-    func finish(_ result: Result<Void, SocketError>) {
-        lock.withLock { if case .failure(let error) = result { errno = error.errno } }
-        done.signal()
-    }
-
-    func wait() -> Errno? {
-        guard done.wait(timeout: .now() + .seconds(2)) == .success else { return nil }
-        return lock.withLock { errno }
+    /// Whether nothing listens at the socket file `path`: a plain blocking connect,
+    /// which a Unix socket answers at once (ECONNREFUSED when nothing listens), so the
+    /// answer does not depend on how busy the ring is.
+    private static func isStale(_ path: String) -> Bool {
+        let fd = Glibc.socket(AF_UNIX, Int32(SOCK_SEQPACKET.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
+        guard fd >= 0 else { return false }
+        defer { Glibc.close(fd) }
+        var address = sockaddr_un()
+        address.sun_family = sa_family_t(AF_UNIX)
+        let bytes = Array(path.utf8)
+        guard bytes.count < MemoryLayout.size(ofValue: address.sun_path) else { return false }
+        withUnsafeMutableBytes(of: &address.sun_path) { for (index, byte) in bytes.enumerated() { $0[index] = byte } }
+        let result = withUnsafePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { Glibc.connect(fd, $0, socklen_t(MemoryLayout<sockaddr_un>.size)) }
+        }
+        return result != 0 && errno == ECONNREFUSED
     }
 }
 

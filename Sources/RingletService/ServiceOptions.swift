@@ -17,13 +17,14 @@ public struct ServiceOptions: Sendable {
     /// not waited on forever).
     public var acceptPatienceSeconds: Int
 
-    /// Sends that may wait for room in the socket's buffer (the peer reads slower than
-    /// this side sends, or not at all); one more is refused with
-    /// `ServiceError.sendQueueFull` instead of piling up.
+    /// Sends that may wait to be taken by the kernel — on their way to the ring, or
+    /// waiting for room in a full socket buffer (the peer reads slower than this side
+    /// sends, or not at all); one more is refused with `ServiceError.sendQueueFull`
+    /// instead of piling up. Generous by default: a burst from a loop stays far below.
     public var queuedSendsLimit: Int
 
     public init(messageBytes: Int = Runtime.current.configuration.serviceMessageBytes, trustsOtherUsers: Bool = false,
-                acceptPatienceSeconds: Int = 5, queuedSendsLimit: Int = 256) {
+                acceptPatienceSeconds: Int = 5, queuedSendsLimit: Int = 4096) {
         self.messageBytes = messageBytes
         self.trustsOtherUsers = trustsOtherUsers
         self.acceptPatienceSeconds = acceptPatienceSeconds

@@ -161,7 +161,8 @@ public final class ServiceSession: @unchecked Sendable {
         let refusal = lock.withLock { () -> ServiceError? in
             if let ended = state.ended { return ended }
             // A peer that stops reading fills the socket buffer; the sends after it wait
-            // on the ring, up to this many, then are refused rather than piled up.
+            // on the ring, up to this many (with those not yet on it), then are refused
+            // rather than piled up.
             guard state.queuedSends < options.queuedSendsLimit else {
                 return .sendQueueFull(endpoint: endpointName, peer: peer.description, queued: state.queuedSends)
             }
