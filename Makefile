@@ -34,6 +34,9 @@
 #   make sim-all    make sim for every profile in Boards/ and once on PREEMPT_RT; one table
 
 SWIFT        ?= swift
+# The package's traits every build here turns on: NIO, for the RingletNIO product and its
+# suites (Package.swift). One set for every build of .build, so that none rebuilds another's.
+TRAITS       := --traits NIO
 SUDO         := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 EMBEDDED_DIR := .build-embedded
 EMBEDDED_TARGET ?= x86_64-unknown-linux-gnu
@@ -53,12 +56,12 @@ deps:
 	@pkg-config --exists liburing && echo "deps: liburing $$(pkg-config --modversion liburing)"
 
 build: deps
-	$(SWIFT) build
+	$(SWIFT) build $(TRAITS)
 
 # Release, as a board runs it: the demo's figures are the runtime's, not a debug build's.
 run: deps
-	$(SWIFT) build -c release --product ringlet
-	$$($(SWIFT) build -c release --show-bin-path)/ringlet demo
+	$(SWIFT) build $(TRAITS) -c release --product ringlet
+	$$($(SWIFT) build $(TRAITS) -c release --show-bin-path)/ringlet demo
 
 test: boundary unit unit-epoll import-styles tsan asan soak-short docs package-check embedded sim
 
@@ -71,12 +74,13 @@ boundary:
 	@echo "boundary: only Sources/Ringlet/System calls the C target"
 
 # A package that depends only on the `Ringlet` product resolves no other package: the
-# tools' packages (argument parser, histogram, DocC plugin) stay this package's own.
-# Writes such a package in .build/package-check, resolves it, and fails naming any
-# package it fetched.
+# tools' packages (argument parser, histogram, DocC plugin) stay this package's own, and
+# swift-nio stays behind the NIO trait. Writes such a package in .build/package-check,
+# resolves it, and fails naming any package it fetched; then one that uses RingletNIO with
+# the trait, which must resolve swift-nio and nothing of the tools.
 PACKAGE_CHECK := .build/package-check
 package-check:
-	@rm -rf $(PACKAGE_CHECK) && mkdir -p $(PACKAGE_CHECK)/Sources/Client
+	@rm -rf $(PACKAGE_CHECK) && mkdir -p $(PACKAGE_CHECK)/Sources/Client $(PACKAGE_CHECK)-nio/Sources/Client
 	@printf '%s\n' '// swift-tools-version: 6.1' 'import PackageDescription' 'let package = Package(name: "Client",' \
 	  '  dependencies: [.package(path: "$(CURDIR)")],' \
 	  '  targets: [.executableTarget(name: "Client", dependencies: [.product(name: "Ringlet", package: "$(notdir $(CURDIR))")])])' \
@@ -85,8 +89,18 @@ package-check:
 	@cd $(PACKAGE_CHECK) && $(SWIFT) package resolve >/dev/null || exit 1; \
 	  others=$$(ls .build/checkouts 2>/dev/null); \
 	  [ -z "$$others" ] || { echo "package-check: a package that depends only on the Ringlet product resolved" $$others \
-	    "as well: a product of Package.swift reaches them (the tools are targets, not products)"; exit 1; }
+	    "as well: a product of Package.swift reaches them (the tools are targets, not products; NIO is a trait)"; exit 1; }
 	@echo "package-check: a package that depends only on the Ringlet product resolves no other package"
+	@printf '%s\n' '// swift-tools-version: 6.1' 'import PackageDescription' 'let package = Package(name: "Client",' \
+	  '  dependencies: [.package(path: "$(CURDIR)", traits: ["NIO"])],' \
+	  '  targets: [.executableTarget(name: "Client", dependencies: [.product(name: "RingletNIO", package: "$(notdir $(CURDIR))")])])' \
+	  > $(PACKAGE_CHECK)-nio/Package.swift
+	@echo 'import RingletNIO' > $(PACKAGE_CHECK)-nio/Sources/Client/main.swift
+	@cd $(PACKAGE_CHECK)-nio && $(SWIFT) package resolve >/dev/null || exit 1; \
+	  fetched=$$(ls .build/checkouts 2>/dev/null | tr '\n' ' '); \
+	  case " $$fetched" in *" swift-nio "*) ;; *) echo "package-check: a package using RingletNIO with the NIO trait did not resolve swift-nio (it fetched: $$fetched)"; exit 1;; esac; \
+	  case " $$fetched" in *argument-parser*|*hdrhistogram*|*docc*) echo "package-check: RingletNIO's user resolved the tools' packages too: $$fetched"; exit 1;; esac
+	@echo "package-check: one that uses RingletNIO (trait NIO) resolves swift-nio and its own dependencies only"
 
 # Runs the test command that follows with its output also kept in the named log; when
 # it fails, prints the run's failures again at its end, each with the runtime report a
@@ -101,12 +115,12 @@ KEEP_FAILURES = keep() { log=$$1; shift; { "$$@"; echo $$? > $$log.status; } 2>&
 # may lean on a privilege a board lacks.
 NO_SYS_NICE_SUITES := BandTimersTests|TimerSourceTests|WakeBatchTests|ServiceBoostTests|ServiceTests
 unit: deps
-	$(SWIFT) build --build-tests
-	@$(KEEP_FAILURES) .build/unit.log $(SWIFT) test --skip-build
+	$(SWIFT) build $(TRAITS) --build-tests
+	@$(KEEP_FAILURES) .build/unit.log $(SWIFT) test $(TRAITS) --skip-build
 	@if [ "$$(id -u)" = 0 ] && command -v setpriv >/dev/null; then \
 	  echo "unit: $(NO_SYS_NICE_SUITES) again without CAP_SYS_NICE (setpriv --bounding-set=-sys_nice)"; \
 	  $(KEEP_FAILURES) .build/unit-no-sys-nice.log setpriv --bounding-set=-sys_nice \
-	    $(SWIFT) test --skip-build --filter '$(NO_SYS_NICE_SUITES)'; \
+	    $(SWIFT) test $(TRAITS) --skip-build --filter '$(NO_SYS_NICE_SUITES)'; \
 	else echo "unit: not root or no setpriv: the timer suites already ran without CAP_SYS_NICE"; fi
 
 # The same suites and the checks program on the epoll backend (the Architecture article,
@@ -115,12 +129,12 @@ unit: deps
 # the tests of io_uring itself skip, saying why.
 NO_IO_URING := .build/no-io-uring
 unit-epoll: deps
-	$(SWIFT) build --build-tests
-	@$(KEEP_FAILURES) .build/unit-epoll.log env RINGLET_BACKEND=epoll $(SWIFT) test --skip-build
-	RINGLET_BACKEND=epoll $$($(SWIFT) build --show-bin-path)/RingletChecks
+	$(SWIFT) build $(TRAITS) --build-tests
+	@$(KEEP_FAILURES) .build/unit-epoll.log env RINGLET_BACKEND=epoll $(SWIFT) test $(TRAITS) --skip-build
+	RINGLET_BACKEND=epoll $$($(SWIFT) build $(TRAITS) --show-bin-path)/RingletChecks
 	$(CC) -O1 -Wall -Wextra -Werror -o $(NO_IO_URING) Tests/NoIoUring/no-io-uring.c
-	@$(KEEP_FAILURES) .build/unit-no-io-uring.log $(NO_IO_URING) $(SWIFT) test --skip-build
-	$(NO_IO_URING) $$($(SWIFT) build --show-bin-path)/RingletChecks
+	@$(KEEP_FAILURES) .build/unit-no-io-uring.log $(NO_IO_URING) $(SWIFT) test $(TRAITS) --skip-build
+	$(NO_IO_URING) $$($(SWIFT) build $(TRAITS) --show-bin-path)/RingletChecks
 
 # The client programs of Tests/ImportStyles: one GCD program (Client.swift) built once per
 # way of importing Ringlet, run, and held to its last line. First, every public Dispatch*
@@ -133,8 +147,8 @@ import-styles: deps
 	  Sources/Ringlet | awk '{ print $$NF }' | sort -u | while read name; do \
 	    grep -qE "^@_exported import [a-z]+ Ringlet\.$$name$$" $(COMPAT_SOURCE) || echo $$name; done); \
 	test -z "$$missing" || { echo "import-styles: $(COMPAT_SOURCE) does not re-export" $$missing; exit 1; }
-	for style in $(IMPORT_STYLES); do $(SWIFT) build --product ImportStyle$$style || exit 1; done
-	@bin=$$($(SWIFT) build --show-bin-path); for style in $(IMPORT_STYLES); do \
+	for style in $(IMPORT_STYLES); do $(SWIFT) build $(TRAITS) --product ImportStyle$$style || exit 1; done
+	@bin=$$($(SWIFT) build $(TRAITS) --show-bin-path); for style in $(IMPORT_STYLES); do \
 	  out=$$(timeout 60 $$bin/ImportStyle$$style); status=$$?; echo "$$out"; \
 	  [ $$status = 0 ] && echo "$$out" | tail -n 1 | grep -Eq "^import-styles: $$style: ok \([0-9]+ checks\)$$" \
 	    || { echo "import-styles: FAILED: ImportStyle$$style (exit status $$status)"; exit 1; }; done
@@ -145,18 +159,18 @@ import-styles: deps
 SANITIZER_REPORTS = for f in $(1)/report.*; do [ -f "$$f" ] || continue; \
   echo "$(2): report of process $${f\#\#*.}:"; cat "$$f"; done
 tsan: deps
-	$(SWIFT) build --build-tests --sanitize=thread --scratch-path .build-tsan
+	$(SWIFT) build $(TRAITS) --build-tests --sanitize=thread --scratch-path .build-tsan
 	@rm -rf .build-tsan/reports && mkdir -p .build-tsan/reports
 	@$(KEEP_FAILURES) .build-tsan/test.log env TSAN_OPTIONS="halt_on_error=1 log_path=$(CURDIR)/.build-tsan/reports/report" \
-	  $(SWIFT) test --skip-build --sanitize=thread --scratch-path .build-tsan $(if $(TSAN_SKIP),--skip '$(TSAN_SKIP)') \
+	  $(SWIFT) test $(TRAITS) --skip-build --sanitize=thread --scratch-path .build-tsan $(if $(TSAN_SKIP),--skip '$(TSAN_SKIP)') \
 	  || { $(call SANITIZER_REPORTS,.build-tsan/reports,tsan); exit 1; }
 	@$(call SANITIZER_REPORTS,.build-tsan/reports,tsan)
 
 # Leaks count as failures; Tests/lsan.supp names the test runner's own allocations.
 asan: deps
-	$(SWIFT) build --build-tests --sanitize=address --scratch-path .build-asan
+	$(SWIFT) build $(TRAITS) --build-tests --sanitize=address --scratch-path .build-asan
 	@rm -rf .build-asan/reports && mkdir -p .build-asan/reports
-	@$(KEEP_FAILURES) .build-asan/test.log env $(ASAN_OPTIONS_TEST) $(SWIFT) test --skip-build --sanitize=address \
+	@$(KEEP_FAILURES) .build-asan/test.log env $(ASAN_OPTIONS_TEST) $(SWIFT) test $(TRAITS) --skip-build --sanitize=address \
 	  --scratch-path .build-asan || { $(call SANITIZER_REPORTS,.build-asan/reports,asan); exit 1; }
 	@$(call SANITIZER_REPORTS,.build-asan/reports,asan)
 
@@ -167,18 +181,18 @@ asan: deps
 SOAK_ITEMS ?= 10000000
 SOAK_SYNC_ROUNDS ?= 100000
 soak: deps
-	$(SWIFT) build -c release --product ringlet
-	$$($(SWIFT) build -c release --show-bin-path)/ringlet soak --items $(SOAK_ITEMS)
-	$$($(SWIFT) build -c release --show-bin-path)/ringlet soak --items $(SOAK_ITEMS) --work-nodes 64
-	$$($(SWIFT) build -c release --show-bin-path)/ringlet soak --sync-chains $(SOAK_SYNC_ROUNDS)
-	RINGLET_BACKEND=epoll $$($(SWIFT) build -c release --show-bin-path)/ringlet soak --sync-chains $(SOAK_SYNC_ROUNDS)
+	$(SWIFT) build $(TRAITS) -c release --product ringlet
+	$$($(SWIFT) build $(TRAITS) -c release --show-bin-path)/ringlet soak --items $(SOAK_ITEMS)
+	$$($(SWIFT) build $(TRAITS) -c release --show-bin-path)/ringlet soak --items $(SOAK_ITEMS) --work-nodes 64
+	$$($(SWIFT) build $(TRAITS) -c release --show-bin-path)/ringlet soak --sync-chains $(SOAK_SYNC_ROUNDS)
+	RINGLET_BACKEND=epoll $$($(SWIFT) build $(TRAITS) -c release --show-bin-path)/ringlet soak --sync-chains $(SOAK_SYNC_ROUNDS)
 
 # The short soak `make test` runs, on the debug build `make unit` made.
 soak-short: deps
-	$(SWIFT) build --product ringlet
-	$$($(SWIFT) build --show-bin-path)/ringlet soak --items 200000
-	$$($(SWIFT) build --show-bin-path)/ringlet soak --items 50000 --work-nodes 64 --cores 1
-	$$($(SWIFT) build --show-bin-path)/ringlet soak --sync-chains 20000 --cores 2
+	$(SWIFT) build $(TRAITS) --product ringlet
+	$$($(SWIFT) build $(TRAITS) --show-bin-path)/ringlet soak --items 200000
+	$$($(SWIFT) build $(TRAITS) --show-bin-path)/ringlet soak --items 50000 --work-nodes 64 --cores 1
+	$$($(SWIFT) build $(TRAITS) --show-bin-path)/ringlet soak --sync-chains 20000 --cores 2
 
 # The C modules the Embedded and cross builds import: the runtime's boundary, and the
 # test support the checks program uses (never linked into the runtime or the demo).
@@ -544,16 +558,16 @@ sim-all:
 # io_uring is refused, a container).
 EPOLL_BENCH_ROWS := idle-wakeups,timers,timers-window,timers-cpu,strict-lateness,io-seq-read,io-random-read,io-pipe,io-threads
 bench: deps
-	$(SWIFT) build -c release --product ringlet
-	$(SWIFT) build -c release --product RingletAsyncMainBench
-	$$($(SWIFT) build -c release --show-bin-path)/ringlet bench
-	$$($(SWIFT) build -c release --show-bin-path)/ringlet bench --backend epoll --only $(EPOLL_BENCH_ROWS)
+	$(SWIFT) build $(TRAITS) -c release --product ringlet
+	$(SWIFT) build $(TRAITS) -c release --product RingletAsyncMainBench
+	$$($(SWIFT) build $(TRAITS) -c release --show-bin-path)/ringlet bench
+	$$($(SWIFT) build $(TRAITS) -c release --show-bin-path)/ringlet bench --backend epoll --only $(EPOLL_BENCH_ROWS)
 
 # The sensor logger over minutes on four sides (`ringlet bench-energy`, issue 35):
 # ENERGY_SECONDS per side (default 60), CHART=file.svg to draw them.
 bench-energy: deps
-	$(SWIFT) build -c release --product ringlet
-	$$($(SWIFT) build -c release --show-bin-path)/ringlet bench-energy $(if $(ENERGY_SECONDS),--seconds $(ENERGY_SECONDS)) \
+	$(SWIFT) build $(TRAITS) -c release --product ringlet
+	$$($(SWIFT) build $(TRAITS) -c release --show-bin-path)/ringlet bench-energy $(if $(ENERGY_SECONDS),--seconds $(ENERGY_SECONDS)) \
 	  $(if $(CHART),--chart $(CHART))
 
 # A background service and an urgent client, two processes (the Services article): each
@@ -563,17 +577,17 @@ SERVICE_REQUESTS ?= 1000
 SERVICE_SECONDS  ?= 20
 WITHOUT_SYS_NICE := $(shell [ "$$(id -u)" = 0 ] && command -v setpriv >/dev/null && echo setpriv --bounding-set=-sys_nice)
 bench-service: deps
-	$(SWIFT) build -c release --product RingletServiceBench
-	$(SWIFT) build -c release --product DispatchServiceBench
-	$(WITHOUT_SYS_NICE) $$($(SWIFT) build -c release --show-bin-path)/DispatchServiceBench run $(SERVICE_REQUESTS) $(SERVICE_SECONDS)
+	$(SWIFT) build $(TRAITS) -c release --product RingletServiceBench
+	$(SWIFT) build $(TRAITS) -c release --product DispatchServiceBench
+	$(WITHOUT_SYS_NICE) $$($(SWIFT) build $(TRAITS) -c release --show-bin-path)/DispatchServiceBench run $(SERVICE_REQUESTS) $(SERVICE_SECONDS)
 
 # How cost grows with the load (`ringlet bench --scale`), both runtimes; redraws the
 # chart the README shows.
 SCALE_CHART := Sources/Ringlet/Ringlet.docc/Resources/bench-scale.svg
 bench-scale: deps
-	$(SWIFT) build -c release --product ringlet
+	$(SWIFT) build $(TRAITS) -c release --product ringlet
 	mkdir -p $(dir $(SCALE_CHART))
-	$$($(SWIFT) build -c release --show-bin-path)/ringlet bench --scale --chart $(SCALE_CHART)
+	$$($(SWIFT) build $(TRAITS) -c release --show-bin-path)/ringlet bench --scale --chart $(SCALE_CHART)
 
 # The DocC catalog and the public API, built by swift-docc-plugin; warnings (a broken link,
 # a symbol that does not exist) fail the build. Open .build/docs/index.html through a web

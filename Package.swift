@@ -16,15 +16,27 @@ let package = Package(
         // Codable messages for it (JSON through FoundationEssentials), a target of its own
         // so that a service of bytes does not link Foundation.
         .library(name: "RingletServiceCodable", targets: ["RingletServiceCodable"]),
+        // SwiftNIO on Ringlet's threads and ring: event loops that are Ringlet serial
+        // queues, TCP channels whose accepts, reads and writes are requests of the
+        // runtime's socket layer (the Servers article). Behind the `NIO` trait: a package
+        // that depends only on `Ringlet` does not resolve swift-nio (SwiftPM resolves a
+        // dependency a product uses, used or not, unless a disabled trait guards it);
+        // one that uses this product asks for it: `.package(url: ..., traits: ["NIO"])`.
+        // `make` builds with the trait on (`make package-check` holds both sides).
+        .library(name: "RingletNIO", targets: ["RingletNIO"]),
         // No executable product: the tools (the `ringlet` command, the benchmarks, the
         // checks, the probes) are this package's own, built here by `make` (SwiftPM gives
         // a root package's executable targets products of their own). A package that
         // depends on the `Ringlet` product therefore resolves none of the packages below,
         // which only the tools use (`make package-check` holds that).
     ],
+    traits: [
+        .trait(name: "NIO", description: "The RingletNIO product: SwiftNIO's event loops and channels on Ringlet"),
+    ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
         .package(url: "https://github.com/HdrHistogram/hdrhistogram-swift", from: "0.2.0"),
+        .package(url: "https://github.com/apple/swift-nio", from: "2.101.2"),
         // `make docs`: the DocC catalog Sources/Ringlet/Ringlet.docc.
         .package(url: "https://github.com/swiftlang/swift-docc-plugin", from: "1.5.0"),
     ],
@@ -84,6 +96,13 @@ let package = Package(
         .target(
             name: "RingletServiceCodable",
             dependencies: ["RingletService", "Ringlet"],
+            swiftSettings: [.swiftLanguageMode(.v6)]
+        ),
+        // SwiftNIO's EventLoop and Channel over the runtime's socket layer
+        // (`@_spi(RingletNet)`); NIOCore only, so no NIOPosix thread or epoll loop.
+        .target(
+            name: "RingletNIO",
+            dependencies: ["Ringlet", .product(name: "NIOCore", package: "swift-nio", condition: .when(traits: ["NIO"]))],
             swiftSettings: [.swiftLanguageMode(.v6)]
         ),
         // The command-line tool: demo workload, soak, benchmarks against the toolchain's Dispatch.
@@ -205,6 +224,15 @@ let package = Package(
         .testTarget(
             name: "RingletServiceTests",
             dependencies: ["RingletService", "RingletServiceCodable", "Ringlet", "CRingletTestSupport"],
+            swiftSettings: [.swiftLanguageMode(.v6)]
+        ),
+        .testTarget(
+            name: "RingletNIOTests",
+            dependencies: [
+                "RingletNIO", "Ringlet", "CRingletTestSupport",
+                .product(name: "NIOCore", package: "swift-nio", condition: .when(traits: ["NIO"])),
+                .product(name: "NIOHTTP1", package: "swift-nio", condition: .when(traits: ["NIO"])),
+            ],
             swiftSettings: [.swiftLanguageMode(.v6)]
         ),
         .testTarget(

@@ -22,7 +22,10 @@ EXTERNAL=' Task Task.sleep Task.yield MainActor TaskGroup UnownedJob ExecutorJob
  ExperimentalCustomExecutors ExperimentalScheduling Unmanaged Synchronization Atomic Mutex
  Thread RunLoop RunLoop.main XCTestExpectation XCTest Foundation FoundationEssentials Dispatch Glibc
  OperationQueue OperationQueue.underlyingQueue URLSession FileHandle readabilityHandler writeabilityHandler
- libBlocksRuntime recordedEvents AsyncSequence Data withTaskGroup XPCListener XPCSession Codable Encodable Decodable JSONEncoder '
+ libBlocksRuntime recordedEvents AsyncSequence Data withTaskGroup XPCListener XPCSession Codable Encodable Decodable JSONEncoder
+ NIOCore NIOPosix NIOHTTP1 EventLoopGroup Channel ByteBuffer IOError NIOAsyncChannel NIOSerialEventLoopExecutor
+ MultiThreadedEventLoopGroup ServerBootstrap ChannelError.alreadyClosed ChannelError.operationUnsupported
+ ChannelOptions.writeBufferWaterMark writeBufferWaterMark channelUnregistered socketOption tcpOption '
 EXTERNAL=" $(echo $EXTERNAL) "
 
 files=${*:-"README.md Boards/README.md $(ls Sources/Ringlet/Ringlet.docc/*.md)"}

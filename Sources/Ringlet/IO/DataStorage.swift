@@ -17,6 +17,9 @@ final class DataStorage: @unchecked Sendable {
         case pool(IOBufferPool)
         /// A socket's receive buffer: back to the receive buffers (System/ProvidedBuffers.swift).
         case provided(ProvidedBuffers, UInt16)
+        /// A layer's own bytes (an event loop's buffer): the closure runs where the last
+        /// data referring to them goes, on that thread (Net/DispatchData+Borrowed.swift).
+        case inline(() -> Void)
     }
 
     let base: UnsafeMutableRawPointer
@@ -50,6 +53,7 @@ final class DataStorage: @unchecked Sendable {
             (queue ?? DispatchQueue.global()).async { destructor.value() }
         case .pool(let pool): pool.giveBack(base, capacity: capacity)
         case .provided(let buffers, let id): buffers.give(id)
+        case .inline(let body): body()
         }
     }
 }

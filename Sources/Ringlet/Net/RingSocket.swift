@@ -120,11 +120,36 @@ public final class RingSocket: @unchecked Sendable {
                                  backlog: Int32 = 128) throws(SocketError) -> RingSocket {
         let socket = try open(family: address.family, kind: kind)
         if address.family != SocketAddress.unixFamily { try socket.setOption(.reuseAddress, 1) }
-        let bound = SocketCalls.bind(socket.fileDescriptor, to: address.bytes)
-        if bound < 0 { throw SocketError(Errno(negated: bound), call: "bind", subject: "\(socket.label) to \(address)") }
-        let listened = SocketCalls.listen(socket.fileDescriptor, backlog: backlog)
-        if listened < 0 { throw SocketError(Errno(negated: listened), call: "listen", subject: socket.label) }
+        try socket.bind(to: address)
+        try socket.listen(backlog: backlog)
         return socket
+    }
+
+    /// Binds the socket to `address`: for a layer that sets options of its own first
+    /// (`listening(on:)` does both steps).
+    public func bind(to address: SocketAddress) throws(SocketError) {
+        let bound = SocketCalls.bind(fileDescriptor, to: address.bytes)
+        if bound < 0 { throw SocketError(Errno(negated: bound), call: "bind", subject: "\(label) to \(address)") }
+    }
+
+    /// Makes a bound socket listen, with room for `backlog` connections not yet accepted.
+    public func listen(backlog: Int32) throws(SocketError) {
+        let listened = SocketCalls.listen(fileDescriptor, backlog: backlog)
+        if listened < 0 { throw SocketError(Errno(negated: listened), call: "listen", subject: label) }
+    }
+
+    /// Sets an option by its level and name, as setsockopt(2) takes them: for options
+    /// `Option` does not name (a layer's own, such as SO_REUSEPORT or TCP_KEEPIDLE).
+    public func setOption(level: Int32, name: Int32, _ value: Int32) throws(SocketError) {
+        let r = SocketCalls.setOption(fileDescriptor, level: level, name: name, value: value)
+        if r < 0 { throw SocketError(Errno(negated: r), call: "setsockopt(\(level), \(name))", subject: label) }
+    }
+
+    /// Reads an option by its level and name (getsockopt(2)).
+    public func option(level: Int32, name: Int32) throws(SocketError) -> Int32 {
+        let (r, value) = SocketCalls.option(fileDescriptor, level: level, name: name)
+        if r < 0 { throw SocketError(Errno(negated: r), call: "getsockopt(\(level), \(name))", subject: label) }
+        return value
     }
 
     // MARK: Options and addresses (the calling thread: none of these waits)
