@@ -22,6 +22,13 @@
 #                   the toolchain's Dispatch; without CAP_SYS_NICE (SERVICE_REQUESTS, SERVICE_SECONDS)
 #   make bench-energy  the sensor logger for ENERGY_SECONDS (60) on four sides: Ringlet, Dispatch,
 #                   a thread per sensor, Ringlet with leeway 0 (CHART=file.svg draws them)
+#   make serve      the hello example: a Hummingbird router on Ringlet at 127.0.0.1:8080 (PORT=N),
+#                   after serve-check
+#   make serve-check build the hello example, start it on a free port, fetch / and /json over
+#                   loopback and check the answers
+#   make bench-http the same Hummingbird routes on NIO's own group (default loops, then loops =
+#                   Ringlet's pool) and on Ringlet, loaded by wrk at 16, 64 and 256 connections
+#                   for HTTP_SECONDS (10) each
 #   make docs       the documentation (Sources/Ringlet/Ringlet.docc and the API) into .build/docs,
 #                   after Tests/Docs/check-names.sh (every path and name it quotes exists)
 #   make package-check  a package depending only on the Ringlet product resolves no other package
@@ -47,7 +54,7 @@ EMBEDDED_FLAGS := -target $(EMBEDDED_TARGET) -enable-experimental-feature Embedd
 TSAN_SKIP    := ThreadCountTests
 ASAN_OPTIONS_TEST := ASAN_OPTIONS="detect_leaks=1 log_path=$(CURDIR)/.build-asan/reports/report" LSAN_OPTIONS=suppressions=$(CURDIR)/Tests/lsan.supp
 
-.PHONY: boundary package-check deps build run test unit unit-epoll import-styles tsan asan soak soak-short embedded bench bench-service bench-energy bench-scale docs clean deps-cross cross sizes sim sim-all
+.PHONY: serve serve-check bench-http boundary package-check deps build run test unit unit-epoll import-styles tsan asan soak soak-short embedded bench bench-service bench-energy bench-scale docs clean deps-cross cross sizes sim sim-all
 
 deps:
 	@command -v pkg-config >/dev/null || { $(SUDO) apt-get update -qq && $(SUDO) apt-get install -y -qq pkg-config; }
@@ -569,6 +576,38 @@ bench-energy: deps
 	$(SWIFT) build $(TRAITS) -c release --product ringlet
 	$$($(SWIFT) build $(TRAITS) -c release --show-bin-path)/ringlet bench-energy $(if $(ENERGY_SECONDS),--seconds $(ENERGY_SECONDS)) \
 	  $(if $(CHART),--chart $(CHART))
+
+# The hello example and the HTTP benchmark: built with the package's Hummingbird trait in a
+# build folder of their own (another set of traits would rebuild .build), release, as a
+# board runs them. Not part of `make test` (Hummingbird's build would take most of its
+# budget); serve-check is the test that fetches a page from the example.
+SERVE_BUILD := $(SWIFT) build -c release --traits Hummingbird --scratch-path .build-serve
+PORT ?= 8080
+serve: serve-check
+	$$($(SERVE_BUILD) --show-bin-path)/RingletHello --port $(PORT)
+
+serve-check: deps
+	$(SERVE_BUILD) --product RingletHello
+	@bash -c 'bin=$$($(SERVE_BUILD) --show-bin-path); out=$$(mktemp); \
+	  "$$bin/RingletHello" --port 0 > "$$out" & pid=$$!; trap "kill $$pid 2>/dev/null; rm -f $$out" EXIT; \
+	  for i in $$(seq 300); do grep -q serving "$$out" && break; kill -0 $$pid 2>/dev/null || break; sleep 0.1; done; \
+	  port=$$(grep -o "127.0.0.1:[0-9]*" "$$out" | head -1 | cut -d: -f2); \
+	  [ -n "$$port" ] || { echo "serve-check: RingletHello did not say it was serving within 30 s:"; cat "$$out"; exit 1; }; \
+	  fetch() { exec 3<>/dev/tcp/127.0.0.1/$$port && printf "GET %s HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\n\r\n" "$$1" >&3 \
+	    && timeout 10 cat <&3; exec 3<&-; }; \
+	  page=$$(fetch /); json=$$(fetch /json); qos=$$(fetch /qos); \
+	  case "$$page" in "HTTP/1.1 200 OK"*"Hello from the ring"*) ;; *) echo "serve-check: GET / answered: $$page"; exit 1;; esac; \
+	  case "$$json" in "HTTP/1.1 200 OK"*"application/json"*"\"readings\""*) ;; *) echo "serve-check: GET /json answered: $$json"; exit 1;; esac; \
+	  case "$$qos" in *"handler userInitiated, task TaskPriority.high, spawned userInitiated"*) ;; \
+	    *) echo "serve-check: GET /qos answered (a request must run at the loops QoS): $$qos"; exit 1;; esac; \
+	  echo "serve-check: RingletHello answered GET /, /json and /qos (user-initiated) on 127.0.0.1:$$port"'
+
+HTTP_SECONDS ?= 10
+bench-http: serve-check
+	@command -v wrk >/dev/null || { echo "installing wrk"; $(SUDO) apt-get update -qq && $(SUDO) apt-get install -y -qq wrk >/dev/null; }
+	$(SERVE_BUILD) --product NIOHelloBench
+	$(SERVE_BUILD) --product HTTPBenchDriver
+	$$($(SERVE_BUILD) --show-bin-path)/HTTPBenchDriver --bin $$($(SERVE_BUILD) --show-bin-path) --seconds $(HTTP_SECONDS)
 
 # A background service and an urgent client, two processes (the Services article): each
 # run sends SERVICE_REQUESTS requests (1000); a loaded run stops after SERVICE_SECONDS (20).

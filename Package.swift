@@ -24,6 +24,9 @@ let package = Package(
         // one that uses this product asks for it: `.package(url: ..., traits: ["NIO"])`.
         // `make` builds with the trait on (`make package-check` holds both sides).
         .library(name: "RingletNIO", targets: ["RingletNIO"]),
+        // A Hummingbird 2 router served over RingletNIO's channels (`RingletHTTPServer`),
+        // behind the `Hummingbird` trait (which turns on `NIO` too).
+        .library(name: "RingletHummingbird", targets: ["RingletHummingbird"]),
         // No executable product: the tools (the `ringlet` command, the benchmarks, the
         // checks, the probes) are this package's own, built here by `make` (SwiftPM gives
         // a root package's executable targets products of their own). A package that
@@ -32,11 +35,16 @@ let package = Package(
     ],
     traits: [
         .trait(name: "NIO", description: "The RingletNIO product: SwiftNIO's event loops and channels on Ringlet"),
+        .trait(name: "Hummingbird", description: "The RingletHummingbird product, the hello example and make bench-http",
+               enabledTraits: ["NIO"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
         .package(url: "https://github.com/HdrHistogram/hdrhistogram-swift", from: "0.2.0"),
         .package(url: "https://github.com/apple/swift-nio", from: "2.101.2"),
+        .package(url: "https://github.com/hummingbird-project/hummingbird", from: "2.28.1"),
+        .package(url: "https://github.com/swift-server/swift-service-lifecycle", from: "2.13.0"),
+        .package(url: "https://github.com/apple/swift-log", from: "1.16.2"),
         // `make docs`: the DocC catalog Sources/Ringlet/Ringlet.docc.
         .package(url: "https://github.com/swiftlang/swift-docc-plugin", from: "1.5.0"),
     ],
@@ -104,6 +112,49 @@ let package = Package(
             name: "RingletNIO",
             dependencies: ["Ringlet", .product(name: "NIOCore", package: "swift-nio", condition: .when(traits: ["NIO"]))],
             swiftSettings: [.swiftLanguageMode(.v6)]
+        ),
+        // Hummingbird's HTTP/1 child channel accepted by RingletNIO's bootstrap.
+        .target(
+            name: "RingletHummingbird",
+            dependencies: [
+                "RingletNIO",
+                .product(name: "Hummingbird", package: "hummingbird", condition: .when(traits: ["Hummingbird"])),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle",
+                         condition: .when(traits: ["Hummingbird"])),
+                .product(name: "Logging", package: "swift-log", condition: .when(traits: ["Hummingbird"])),
+                .product(name: "NIOCore", package: "swift-nio", condition: .when(traits: ["Hummingbird"])),
+                .product(name: "NIOHTTP1", package: "swift-nio", condition: .when(traits: ["Hummingbird"])),
+            ],
+            swiftSettings: [.swiftLanguageMode(.v6)]
+        ),
+        // `make serve`: the hello example, a Hummingbird router on Ringlet (127.0.0.1:8080),
+        // and the server side of `make bench-http`.
+        .executableTarget(
+            name: "RingletHello",
+            dependencies: [
+                "RingletHummingbird", "RingletNIO", "Ringlet",
+                .product(name: "Hummingbird", package: "hummingbird", condition: .when(traits: ["Hummingbird"])),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle",
+                         condition: .when(traits: ["Hummingbird"])),
+                .product(name: "Logging", package: "swift-log", condition: .when(traits: ["Hummingbird"])),
+            ],
+            swiftSettings: [.swiftLanguageMode(.v6)]
+        ),
+        // `make bench-http`'s baseline: the same routes (HelloRoutes.swift, linked from
+        // RingletHello) on Hummingbird's own server and NIOPosix's MultiThreadedEventLoopGroup,
+        // without Ringlet in the process; and the driver that loads each side with wrk.
+        .executableTarget(
+            name: "NIOHelloBench",
+            dependencies: [
+                .product(name: "Hummingbird", package: "hummingbird", condition: .when(traits: ["Hummingbird"])),
+                .product(name: "NIOPosix", package: "swift-nio", condition: .when(traits: ["Hummingbird"])),
+                .product(name: "Logging", package: "swift-log", condition: .when(traits: ["Hummingbird"])),
+            ],
+            swiftSettings: [.swiftLanguageMode(.v6)]
+        ),
+        .executableTarget(
+            name: "HTTPBenchDriver",
+            swiftSettings: [.swiftLanguageMode(.v5)]
         ),
         // The command-line tool: demo workload, soak, benchmarks against the toolchain's Dispatch.
         .executableTarget(

@@ -70,6 +70,19 @@ public final class RingletEventLoopGroup: EventLoopGroup, @unchecked Sendable {
         }
     }
 
+    /// The group's QoS as a task priority (`TaskPriority`'s values are the QoS classes'):
+    /// what a server gives the tasks that serve its connections, so that they, and what
+    /// they start, keep the loops' QoS.
+    public var taskPriority: TaskPriority {
+        switch qos.qosClass {
+        case .userInteractive: return TaskPriority(rawValue: 0x21)
+        case .userInitiated: return .high
+        case .default, .unspecified: return .medium
+        case .utility: return .utility
+        case .background: return .background
+        }
+    }
+
     public var description: String { "RingletEventLoopGroup(\(loops.count) loops, \(qos.qosClass))" }
 }
 #endif

@@ -25,7 +25,8 @@ EXTERNAL=' Task Task.sleep Task.yield MainActor TaskGroup UnownedJob ExecutorJob
  libBlocksRuntime recordedEvents AsyncSequence Data withTaskGroup XPCListener XPCSession Codable Encodable Decodable JSONEncoder
  NIOCore NIOPosix NIOHTTP1 EventLoopGroup Channel ByteBuffer IOError NIOAsyncChannel NIOSerialEventLoopExecutor
  MultiThreadedEventLoopGroup ServerBootstrap ChannelError.alreadyClosed ChannelError.operationUnsupported
- ChannelOptions.writeBufferWaterMark writeBufferWaterMark channelUnregistered socketOption tcpOption '
+ ChannelOptions.writeBufferWaterMark writeBufferWaterMark channelUnregistered socketOption tcpOption
+ Hummingbird Application Service ServiceGroup '
 EXTERNAL=" $(echo $EXTERNAL) "
 
 files=${*:-"README.md Boards/README.md $(ls Sources/Ringlet/Ringlet.docc/*.md)"}

@@ -1,0 +1,1 @@
+../RingletHello/HelloRoutes.swift
