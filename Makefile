@@ -28,7 +28,7 @@
 #                   loopback and check the answers
 #   make bench-http the same Hummingbird routes on NIO's own group (default loops, then loops =
 #                   Ringlet's pool) and on Ringlet, loaded by wrk at 16, 64 and 256 connections
-#                   for HTTP_SECONDS (10) each
+#                   for HTTP_SECONDS (10) each; then a TCP echo row (64 B and 64 KiB messages)
 #   make docs       the documentation (Sources/Ringlet/Ringlet.docc and the API) into .build/docs,
 #                   after Tests/Docs/check-names.sh (every path and name it quotes exists)
 #   make package-check  a package depending only on the Ringlet product resolves no other package

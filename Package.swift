@@ -134,6 +134,7 @@ let package = Package(
             dependencies: [
                 "RingletHummingbird", "RingletNIO", "Ringlet",
                 .product(name: "Hummingbird", package: "hummingbird", condition: .when(traits: ["Hummingbird"])),
+                .product(name: "NIOCore", package: "swift-nio", condition: .when(traits: ["Hummingbird"])),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle",
                          condition: .when(traits: ["Hummingbird"])),
                 .product(name: "Logging", package: "swift-log", condition: .when(traits: ["Hummingbird"])),
@@ -148,6 +149,7 @@ let package = Package(
             dependencies: [
                 .product(name: "Hummingbird", package: "hummingbird", condition: .when(traits: ["Hummingbird"])),
                 .product(name: "NIOPosix", package: "swift-nio", condition: .when(traits: ["Hummingbird"])),
+                .product(name: "NIOCore", package: "swift-nio", condition: .when(traits: ["Hummingbird"])),
                 .product(name: "Logging", package: "swift-log", condition: .when(traits: ["Hummingbird"])),
             ],
             swiftSettings: [.swiftLanguageMode(.v6)]

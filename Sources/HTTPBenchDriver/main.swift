@@ -6,7 +6,9 @@
 // Per run: requests/s, latency p50/p99 (wrk --latency), the server's peak thread count
 // (sampled from /proc every 50 ms; the kernel's io_uring workers apart) and CPU time per
 // request (/proc/<pid>/stat), then
-// Ringlet's ratios to (b). wrk shares the machine's cores with the server.
+// Ringlet's ratios to (b). wrk shares the machine's cores with the server. Then an echo
+// row: a TCP echo server on each side, 16 blocking client threads sending 64-byte and
+// 64 KiB messages and reading them back.
 //
 //   HTTPBenchDriver --bin DIR [--seconds N] [--connections 16,64,256] [--routes /,/json]
 #if Hummingbird
@@ -58,31 +60,36 @@ let ticksPerSecond = Double(sysconf(Int32(_SC_CLK_TCK)))
 final class Server {
     let process = Process()
     let port: Int
+    let echoPort: Int?
     let firstLine: String
 
-    init(_ side: Side) {
+    init(_ side: Side, echo: Bool = false) {
         process.executableURL = URL(fileURLWithPath: side.executable)
-        process.arguments = side.arguments + ["--port", "0"]
+        process.arguments = side.arguments + ["--port", "0"] + (echo ? ["--echo-port", "0"] : [])
         let output = Pipe()
         process.standardOutput = output
         do { try process.run() } catch { fail("cannot start \(side.executable): \(error)") }
-        // The first line names the port: "...: serving http://127.0.0.1:PORT/ ...".
-        var line = Data()
+        // It says "...: echo on 127.0.0.1:PORT" (with --echo-port), then
+        // "...: serving http://127.0.0.1:PORT/ ...".
+        var text = ""
         let deadline = Date().addingTimeInterval(30)
-        while !line.contains(UInt8(ascii: "\n")) {
+        while !text.contains("serving") || !text.hasSuffix("\n") {
             let chunk = output.fileHandleForReading.availableData
             if chunk.isEmpty || Date() > deadline {
                 process.terminate()
-                fail("\(side.name) did not say it was serving within 30 s")
+                fail("\(side.name) did not say it was serving within 30 s: \(text)")
             }
-            line.append(chunk)
+            text += String(decoding: chunk, as: UTF8.self)
         }
-        firstLine = String(decoding: line, as: UTF8.self).split(separator: "\n").first.map(String.init) ?? ""
-        guard let range = firstLine.range(of: "127.0.0.1:"),
-              let port = Int(firstLine[range.upperBound...].prefix { $0.isNumber }) else {
-            fail("\(side.name)'s first line names no port: \(firstLine)")
+        func portNamed(after marker: String) -> Int? {
+            guard let line = text.split(separator: "\n").first(where: { $0.contains(marker) }),
+                  let range = line.range(of: "127.0.0.1:") else { return nil }
+            return Int(line[range.upperBound...].prefix { $0.isNumber })
         }
+        firstLine = text.split(separator: "\n").first { $0.contains("serving") }.map(String.init) ?? ""
+        guard let port = portNamed(after: "serving") else { fail("\(side.name) names no port: \(text)") }
         self.port = port
+        echoPort = portNamed(after: "echo on")
     }
 
     var cpuSeconds: Double {
@@ -177,6 +184,61 @@ func measure(_ side: Side, route: String, connections: Int) -> Figures {
     return figures
 }
 
+/// `connections` clients, each a thread with a blocking socket, send `size` bytes and read
+/// them back, again and again, for `seconds`: round trips and their latencies.
+func echoLoad(port: Int, connections: Int, size: Int, seconds: Int) -> (trips: Int, latencies: [Double]) {
+    let lock = NSLock()
+    var all: [Double] = []
+    let done = DispatchGroup()
+    let deadline = Date().addingTimeInterval(Double(seconds))
+    for _ in 0..<connections {
+        done.enter()
+        Thread {
+            defer { done.leave() }
+            let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+            defer { close(fd) }
+            var address = sockaddr_in()
+            address.sin_family = sa_family_t(AF_INET)
+            address.sin_port = in_port_t(UInt16(port).bigEndian)
+            address.sin_addr.s_addr = inet_addr("127.0.0.1")
+            let connected = withUnsafePointer(to: &address) {
+                $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                    connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size))
+                }
+            }
+            if connected != 0 { fail("echo client: connect to 127.0.0.1:\(port): errno \(errno)") }
+            var one: Int32 = 1
+            setsockopt(fd, Int32(IPPROTO_TCP), TCP_NODELAY, &one, socklen_t(MemoryLayout<Int32>.size))
+            let message = [UInt8](repeating: 0x5a, count: size)
+            var reply = [UInt8](repeating: 0, count: size)
+            var latencies: [Double] = []
+            while Date() < deadline {
+                let start = DispatchTime.now().uptimeNanoseconds
+                var sent = 0
+                while sent < size {
+                    let n = message.withUnsafeBytes { send(fd, $0.baseAddress! + sent, size - sent, 0) }
+                    if n <= 0 { fail("echo client: send: errno \(errno)") }
+                    sent += n
+                }
+                var received = 0
+                while received < size {
+                    let n = reply.withUnsafeMutableBytes { recv(fd, $0.baseAddress! + received, size - received, 0) }
+                    if n <= 0 { fail("echo client: the server closed or failed (errno \(errno)) mid-echo") }
+                    received += n
+                }
+                latencies.append(Double(DispatchTime.now().uptimeNanoseconds - start) / 1000)
+            }
+            lock.withLock { all += latencies }
+        }.start()
+    }
+    done.wait()
+    return (all.count, all.sorted())
+}
+
+func percentile(_ sorted: [Double], _ fraction: Double) -> Double {
+    sorted.isEmpty ? 0 : sorted[min(sorted.count - 1, Int(Double(sorted.count) * fraction))]
+}
+
 // Ringlet's pool size, for side (b): RingletHello says it when it starts.
 let ringletSide = Side(name: "Ringlet (RingletNIO)", executable: binDirectory + "/RingletHello", arguments: [])
 let probe = Server(ringletSide)
@@ -220,6 +282,35 @@ for route in routes {
         if tail > 1 { misses.append("\(route) \(count): p99 \(String(format: "%.2f", tail))") }
         if cpu >= 1 { misses.append("\(route) \(count): CPU \(String(format: "%.2f", cpu))") }
     }
+}
+// The echo row: 16 connections, 64-byte and 64 KiB messages.
+let echoConnections = 16
+for size in [64, 65_536] {
+    print("\necho, \(size)-byte messages, \(echoConnections) connections (each a blocking client thread)")
+    print("side".padding(toLength: 26, withPad: " ", startingAt: 0) + " trips/s   p50 µs   p99 µs   threads (+io_uring workers)  CPU µs/trip")
+    var rates: [Double] = [], tails: [Double] = [], costs: [Double] = []
+    for side in sides {
+        let server = Server(side, echo: true)
+        guard let echoPort = server.echoPort else { fail("\(side.name) did not start its echo server") }
+        _ = echoLoad(port: echoPort, connections: echoConnections, size: size, seconds: 1)  // warm-up
+        let cpuBefore = server.cpuSeconds
+        let result = echoLoad(port: echoPort, connections: echoConnections, size: size, seconds: seconds)
+        let cpu = server.cpuSeconds - cpuBefore
+        let threads = server.threads
+        server.stop()
+        let rate = Double(result.trips) / Double(seconds)
+        let cost = result.trips > 0 ? cpu * 1e6 / Double(result.trips) : 0
+        rates.append(rate); tails.append(percentile(result.latencies, 0.99)); costs.append(cost)
+        print(side.name.padding(toLength: 26, withPad: " ", startingAt: 0)
+              + String(format: "%8.0f %8.0f %8.0f %9d (+%d) %20.1f", rate, percentile(result.latencies, 0.5),
+                       percentile(result.latencies, 0.99), threads.own, threads.kernel, cost))
+    }
+    let throughput = rates[2] / max(rates[1], 1), tail = tails[2] / max(tails[1], 1), cpu = costs[2] / max(costs[1], 0.001)
+    print(String(format: "Ringlet / (b): trips/s %.2f (target >= 1.0) %@, p99 %.2f (target <= 1.0) %@, CPU per trip %.2f (target < 1.0) %@",
+                 throughput, throughput >= 1 ? "met" : "MISS", tail, tail <= 1 ? "met" : "MISS", cpu, cpu < 1 ? "met" : "MISS"))
+    if throughput < 1 { misses.append("echo \(size): trips/s \(String(format: "%.2f", throughput))") }
+    if tail > 1 { misses.append("echo \(size): p99 \(String(format: "%.2f", tail))") }
+    if cpu >= 1 { misses.append("echo \(size): CPU \(String(format: "%.2f", cpu))") }
 }
 print(misses.isEmpty ? "\nbench-http: every target met" : "\nbench-http: missed: " + misses.joined(separator: "; "))
 #else

@@ -1,13 +1,15 @@
 // `make bench-http`'s baseline server: HelloRoutes on Hummingbird's own server over
 // NIOPosix — `--loops N` sets MultiThreadedEventLoopGroup's thread count (0: NIO's default,
-// one per core). No Ringlet in this process. Prints its port once serving.
+// one per core); `--echo-port N` adds a TCP echo server. No Ringlet in this process. Prints its port once serving.
 #if Hummingbird
 import Glibc
 import Hummingbird
 import Logging
+import NIOCore
 import NIOPosix
 
 var port = 8080, loops = 0
+var echoPort: Int?
 var arguments = CommandLine.arguments.dropFirst()
 while let argument = arguments.popFirst() {
     guard let value = arguments.popFirst().flatMap(Int.init) else {
@@ -16,10 +18,21 @@ while let argument = arguments.popFirst() {
     switch argument {
     case "--port": port = value
     case "--loops": loops = value
-    default: fatalError("NIOHelloBench: unknown argument \(argument); it takes --port N --loops N")
+    case "--echo-port": echoPort = value
+    default: fatalError("NIOHelloBench: unknown argument \(argument); it takes --port N --loops N --echo-port N")
     }
 }
 let group = loops > 0 ? MultiThreadedEventLoopGroup(numberOfThreads: loops) : MultiThreadedEventLoopGroup.singleton
+// --echo-port: a TCP echo server beside the HTTP one (make bench-http's echo row).
+if let echoPort {
+    let echo = try await ServerBootstrap(group: group)
+        .childChannelOption(ChannelOptions.tcpOption(.tcp_nodelay), value: 1)
+        .childChannelInitializer { channel in
+            channel.eventLoop.makeCompletedFuture { try channel.pipeline.syncOperations.addHandler(EchoHandler()) }
+        }
+        .bind(host: "127.0.0.1", port: echoPort).get()
+    print("NIOHelloBench: echo on 127.0.0.1:\(echo.localAddress?.port ?? 0)")
+}
 var logger = Logger(label: "NIOHelloBench")
 logger.logLevel = .notice
 let app = Application(router: HelloRoutes.router(),

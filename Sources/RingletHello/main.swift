@@ -1,29 +1,39 @@
 // `make serve`: the hello example — a Hummingbird 2 router served on Ringlet's loops and
 // ring (RingletHTTPServer), on 127.0.0.1:8080 (`--port N`, 0: any free port; it prints
-// the one it got). GET / says hello; GET /json gives about 4 KiB of JSON; GET /qos says at
+// the one it got; `--echo-port N` adds a TCP echo server). GET / says hello; GET /json gives about 4 KiB of JSON; GET /qos says at
 // which QoS the request was served. Stops on
 // SIGINT or SIGTERM. Built with the package's Hummingbird trait only.
 #if Hummingbird
 import Glibc
 import Hummingbird
 import Logging
+import NIOCore
 @_spi(RingletNet) import Ringlet
 import RingletHummingbird
 import RingletNIO
 import ServiceLifecycle
 
 var port = 8080
+var echoPort: Int?
 var arguments = CommandLine.arguments.dropFirst()
 while let argument = arguments.popFirst() {
-    switch argument {
-    case "--port":
-        guard let value = arguments.popFirst().flatMap(Int.init), (0...65535).contains(value) else {
-            fatalError("RingletHello: --port takes a port number, 0 to 65535")
-        }
-        port = value
-    default:
-        fatalError("RingletHello: unknown argument \(argument); it takes --port N")
+    guard argument == "--port" || argument == "--echo-port" else {
+        fatalError("RingletHello: unknown argument \(argument); it takes --port N and --echo-port N")
     }
+    guard let value = arguments.popFirst().flatMap(Int.init), (0...65535).contains(value) else {
+        fatalError("RingletHello: \(argument) takes a port number, 0 to 65535")
+    }
+    if argument == "--port" { port = value } else { echoPort = value }
+}
+// --echo-port: a TCP echo server beside the HTTP one (make bench-http's echo row).
+if let echoPort {
+    let echo = try await RingletServerBootstrap(group: .singleton)
+        .childChannelOption(ChannelOptions.tcpOption(.tcp_nodelay), value: 1)
+        .childChannelInitializer { channel in
+            channel.eventLoop.makeCompletedFuture { try channel.pipeline.syncOperations.addHandler(EchoHandler()) }
+        }
+        .bind(host: "127.0.0.1", port: echoPort).get()
+    print("RingletHello: echo on 127.0.0.1:\(echo.localAddress?.port ?? 0)")
 }
 var logger = Logger(label: "RingletHello")
 logger.logLevel = .notice

@@ -1,0 +1,1 @@
+../RingletHello/EchoHandler.swift
