@@ -12,7 +12,8 @@ import Testing
 /// How long a test waits for what normally takes milliseconds (longer under a sanitizer).
 let patience: TimeAmount = .seconds(isSanitized ? 60 : 15)
 
-/// A ThreadSanitizer or AddressSanitizer build.
+/// A ThreadSanitizer or AddressSanitizer build: the suites move less data there, so that
+/// the load they add does not starve the timing of the other suites running beside them.
 let isSanitized = rl_test_sanitizer_active() != 0
 
 /// One group for the suites (loops are queues: one more group costs nothing but memory).
