@@ -118,10 +118,14 @@ public final class ServiceListener: @unchecked Sendable {
         let bytes = Array(path.utf8)
         guard bytes.count < MemoryLayout.size(ofValue: address.sun_path) else { return false }
         withUnsafeMutableBytes(of: &address.sun_path) { for (index, byte) in bytes.enumerated() { $0[index] = byte } }
-        let result = withUnsafePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { Glibc.connect(fd, $0, socklen_t(MemoryLayout<sockaddr_un>.size)) }
+        // errno is read inside, right after the call: on the way out a release (a free,
+        // which ThreadSanitizer's allocator may answer with another errno) could change it.
+        let failure = withUnsafePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                Glibc.connect(fd, $0, socklen_t(MemoryLayout<sockaddr_un>.size)) == 0 ? 0 : errno
+            }
         }
-        return result != 0 && errno == ECONNREFUSED
+        return failure == ECONNREFUSED
     }
 }
 
