@@ -316,7 +316,7 @@ final class ManagerThread: @unchecked Sendable {
                 target.armed(armTimer(deadline: deadline, wall: false, interval: 0, leeway: leeway,
                                       owner: .target(target)))
             case .register(let source): register(source, ring.unsafelyUnwrapped)
-            case .reschedule(let source): reschedule(source)
+            case .reschedule(let source): reschedule(source, onlyIfChanged: true)
             case .cancel(let source): unregister(source, ring.unsafelyUnwrapped)
             case .rearmPoll(let source): kernelSide?.rearmPoll(source, ring.unsafelyUnwrapped)
             case .wallClockChanged: moveWallClockTimers()

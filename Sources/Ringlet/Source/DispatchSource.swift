@@ -63,6 +63,10 @@ public class DispatchSource: DispatchObject, @unchecked Sendable {
     /// The label of the queue the handlers run on, for messages.
     var targetLabel: String
     var timerSpec: TimerSpec?
+    /// `timerSpec` changed since the manager last armed from it: a `.reschedule`
+    /// request finds nothing to do when the registration already applied the change
+    /// (else a one-shot that fired in between would be armed, and fire, again).
+    var timerSpecUnapplied = false
     #if canImport(_Concurrency)
     /// Where deliveries go instead of the event handler while a task iterates the
     /// source's events (DispatchSource+Events.swift).

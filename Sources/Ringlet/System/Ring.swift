@@ -178,9 +178,11 @@ final class Ring {
         if r < 0 { throw Errno(negated: r) }
     }
 
-    /// Submits what is queued and sleeps until `waitFor` completions are there.
-    /// EINTR (a signal) is retried; EBUSY/EAGAIN (completions to reap first) and
-    /// other errors are thrown for the owner to handle.
+    /// Submits what is queued and sleeps until `waitFor` completions are there, or
+    /// a signal ends the wait after something was submitted (io_uring_enter then
+    /// returns the submission's count, not EINTR: the caller looks for completions
+    /// and waits again). EINTR before any submission is retried; EBUSY/EAGAIN
+    /// (completions to reap first) and other errors are thrown for the owner to handle.
     func submitAndWait(waitFor count: UInt32) throws(Errno) -> Int {
         // A made-up completion is already waiting, as the kernel's would be.
         let count = synthetic.isEmpty ? count : 0

@@ -79,6 +79,11 @@ final class BandTimers: @unchecked Sendable {
         }
     }
 
+    /// Whether `source` has a timer armed here now.
+    func isArmed(_ source: DispatchSource) -> Bool {
+        lock.withLock { source.bandTimer.map { table.isArmed($0) } ?? false }
+    }
+
     /// Timers armed now.
     var armedCount: Int { lock.withLock { table.armedCount } }
 

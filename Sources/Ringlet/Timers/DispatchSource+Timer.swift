@@ -48,6 +48,7 @@ extension DispatchSource {
         let spec = TimerSpec(deadline: deadline, wall: wall, interval: interval, leeway: leeway, strict: strict)
         let active = lock.withLock { () -> Bool in
             timerSpec = spec
+            timerSpecUnapplied = true
             pending.store(0, ordering: .releasing)
             stagedDeadline.store(0, ordering: .relaxed)
             return activated && !isCancelled

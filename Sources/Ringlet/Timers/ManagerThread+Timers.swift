@@ -102,9 +102,16 @@ extension ManagerThread {
     /// enough that the worker it keeps waiting is little held.
     static let strictTimerAdvance: UInt64 = 300_000
 
-    /// Applies a timer source's current schedule (replacing the armed one).
-    func reschedule(_ source: DispatchSource) {
+    /// Applies a timer source's current schedule (replacing the armed one). With
+    /// `onlyIfChanged` (a `.reschedule` request), only a schedule not applied yet: the
+    /// registration may have armed the newest one already, and that timer may have fired.
+    func reschedule(_ source: DispatchSource, onlyIfChanged: Bool = false) {
         guard source.registration.registered, !source.registration.removing else { return }
+        let (current, changed) = source.lock.withLock { () -> (TimerSpec?, Bool) in
+            defer { source.timerSpecUnapplied = false }
+            return (source.timerSpec, source.timerSpecUnapplied)
+        }
+        if onlyIfChanged && !changed { return }
         if let old = source.registration.timer {
             disarmTimer(old)
             source.registration.timer = nil
@@ -113,7 +120,7 @@ extension ManagerThread {
             kept.disarm(source)
             source.registration.timerBand = nil
         }
-        guard let spec = source.lock.withLock({ source.timerSpec }), let deadline = spec.deadline else { return }
+        guard let spec = current, let deadline = spec.deadline else { return }
         let priority = QoSPriority(packed: source.eventPriority.load(ordering: .relaxed))
         let level = priority.level
         let now = spec.wall ? UInt64(max(WallClock.nanoseconds, 0)) : MonotonicClock.nanoseconds

@@ -393,7 +393,9 @@ func settle(_ queue: DispatchQueue, sourceLocation: SourceLocation = #_sourceLoc
 /// that fired, a cancelled one, one never scheduled): then it cannot fire again.
 func timerIsDisarmed(_ timer: DispatchSourceTimer, sourceLocation: SourceLocation = #_sourceLocation) -> Bool {
     let source = timer as! DispatchSource
-    return onManager(sourceLocation: sourceLocation) { source.registration.timer == nil } ?? false
+    return onManager(sourceLocation: sourceLocation) {
+        source.registration.timer == nil && !(source.registration.timerBand?.isArmed(source) ?? false)
+    } ?? false
 }
 
 /// Pool threads inside a Ringlet wait now: `Runtime.statistics.blockedThreads`

@@ -1,3 +1,4 @@
+import Glibc
 import CRingletTestSupport
 import Synchronization
 import Testing
@@ -139,6 +140,38 @@ import Testing
         timer.schedule(deadline: soon)
         #expect(eventually { fired.count == 1 })
         #expect((fired.values.first ?? 0) >= soon.uptimeNanoseconds)
+        timer.cancel()
+    }
+
+    /// A schedule set just after `activate()` may be armed by the registration itself;
+    /// its `.reschedule` request, taken after that one-shot fired, arms nothing again.
+    @Test func aScheduleTheRegistrationAppliedFiresOnce() {
+        let queue = DispatchQueue(label: "test.timer.applied")
+        let timer = DispatchSource.makeTimerSource(queue: queue)
+        let fired = AtomicCounter()
+        timer.setEventHandler { fired.increment() }
+        timer.schedule(deadline: .now() + .seconds(30))
+        let manager = RuntimeParts.shared.manager.takeUnretainedValue()
+        // The manager takes, in this order: the registration (which reads the newest
+        // schedule, due now), a wait for that fire, then the schedule's own request.
+        let requestsQueued = DispatchSemaphore(value: 0)
+        let firedInTheWindow = Atomic<Bool>(false)
+        manager.submit(.run { _ in _ = requestsQueued.wait(timeout: .now() + .seconds(10)) })
+        timer.activate()
+        manager.submit(.run { _ in
+            // Not `eventually`, whose report would ask this thread for a dump.
+            let start = monotonicNanoseconds
+            while fired.value == 0 && secondsSince(start) < 10 { usleep(1_000) }
+            firedInTheWindow.store(fired.value >= 1, ordering: .relaxed)
+        })
+        timer.schedule(deadline: .now())
+        requestsQueued.signal()
+        #expect(eventually { fired.value >= 1 })
+        #expect(timerIsDisarmed(timer))
+        settle(queue)
+        let inTheWindow = firedInTheWindow.load(ordering: .relaxed)
+        #expect(inTheWindow, "the fire came after the request: the order was not tested")
+        #expect(fired.value == 1)
         timer.cancel()
     }
 
