@@ -3,9 +3,11 @@ import NIOCore
 @_spi(RingletNet) import Ringlet
 
 // Writing: `write` keeps buffers, `flush` hands every kept buffer to the socket as one
-// vectored send (the buffers' own bytes, held until the kernel took them: no copy). The
-// socket's sends go in order, so a flush does not wait for the one before it. The water
-// marks count every byte from `write` until the kernel took it.
+// vectored send (the buffers' own bytes, held until the kernel took them: no copy): at
+// once from the loop's thread when no send is under way (`RingSocket.sendNow`), and what
+// the kernel did not take on the ring, which waits for room. The socket's sends go in
+// order, so a flush does not wait for the one before it. The water marks count every
+// byte from `write` until the kernel took it.
 extension RingletSocketChannel {
     func write0(_ data: NIOAny, promise: EventLoopPromise<Void>?) {
         if closed { return promise?.fail(ChannelError.ioOnClosedChannel) ?? () }
@@ -43,7 +45,18 @@ extension RingletSocketChannel {
             return
         }
         sendsInFlight += 1
-        socket.send(data, queue: loop.queue) { [self] result in
+        // What the kernel takes at once goes from this thread (as NIO's own loops write);
+        // the rest, in order, on the ring, which waits for room.
+        var taken = 0
+        if sendsInFlight == 1 {
+            switch socket.sendNow(data) {
+            case .success(let count): taken = count
+            case .failure(let error): return sent(bytes: bytes, promises: promises, result: .failure(error))
+            }
+        }
+        if taken == bytes { return sent(bytes: bytes, promises: promises, result: .success(())) }
+        let rest = taken == 0 ? data : data.subdata(in: taken..<bytes)
+        socket.send(rest, queue: loop.queue) { [self] result in
             loop.run { sent(bytes: bytes, promises: promises, result: result.map { _ in () }) }
         }
     }

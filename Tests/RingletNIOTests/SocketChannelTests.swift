@@ -144,9 +144,15 @@ import Testing
             $0.channelOption(ChannelOptions.writeBufferWaterMark, value: .init(low: 16_384, high: 65_536))
         }
         let total = 8 * 1024 * 1024  // above what loopback's kernel buffers take in, sanitized or not
-        let chunk = pattern(65_536)
+        // Each chunk starts with its number: the first flushes go from the loop's thread at
+        // once, the later ones wait on the ring, and a reordering between the two shows.
+        let chunks = (0..<(total / 65_536)).map { index -> [UInt8] in
+            var chunk = pattern(65_536)
+            withUnsafeBytes(of: UInt32(index).littleEndian) { chunk.replaceSubrange(0..<4, with: $0) }
+            return chunk
+        }
         var writes: [EventLoopFuture<Void>] = []
-        for _ in 0..<(total / chunk.count) { writes.append(client.writeAndFlush(buffer(chunk))) }
+        for chunk in chunks { writes.append(client.writeAndFlush(buffer(chunk))) }
         #expect(eventually("the client going unwritable") { !client.isWritable })
         #expect(collector.writabilityChanges.first == false)
         // Now the server reads: every byte arrives and the client is writable again.
@@ -154,6 +160,7 @@ import Testing
         try bounded(reader.setOption(ChannelOptions.autoRead, value: true), "autoRead on")
         let received = try bounded(serverCollector.received(total, on: reader.eventLoop), "\(total) bytes")
         #expect(received.count == total)
+        #expect(received == chunks.flatMap { $0 }, "the bytes came in another order")
         try bounded(EventLoopFuture.andAllSucceed(writes, on: client.eventLoop), "the writes")
         #expect(client.isWritable)
         // Each change reaches the pipeline, alternating (while the test thread still wrote,

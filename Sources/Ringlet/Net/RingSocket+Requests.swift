@@ -65,8 +65,10 @@ extension RingSocket {
     @discardableResult
     public func shutdown(_ direction: Direction, queue: DispatchQueue,
                          handler: @escaping (Result<Void, SocketError>) -> Void) -> SocketRequest {
+        sendsOutstanding.wrappingAdd(1, ordering: .relaxed)
         let request = SocketRequest(socket: self, work: .shutdown(how: direction.how), queue: queue) {
             request, result, _ in
+            request.socket.sendsOutstanding.wrappingSubtract(1, ordering: .releasing)
             let outcome: Result<Void, SocketError> = result < 0 ? .failure(request.error(Errno(negated: result))) : .success(())
             request.run { handler(outcome) }
         }
@@ -91,6 +93,27 @@ extension RingSocket {
     public func send(_ data: DispatchData, control: [ControlMessage] = [],
                      handlerOnManager handler: @escaping (Result<Int, SocketError>) -> Void) -> SocketRequest {
         sendRequest(data, control: control, queue: nil) { result in handler(result) }
+    }
+
+    /// Sends what the kernel takes of `data` now, on the calling thread, without
+    /// waiting and without the manager: the bytes taken (0 when the socket's buffer is
+    /// full, or when a send or shutdown of this socket is still under way — queue the
+    /// rest with `send`, which keeps the order). For a layer that orders its own sends
+    /// and its close on one thread (an event loop): a close asked on another thread
+    /// meanwhile could let the number be reused before this call.
+    @_spi(RingletNet)
+    public func sendNow(_ data: DispatchData) -> Result<Int, SocketError> {
+        if sendsOutstanding.load(ordering: .acquiring) != 0 || closing.load(ordering: .acquiring) || data.count == 0 {
+            return .success(0)
+        }
+        let regions = data.regions
+        let message = SocketMessage(buffers: regions.count, controlBytes: 0, for: "socket \(fileDescriptor)")
+        for region in regions where region.count > 0 { message.add(region.storage.base + region.start, count: region.count) }
+        let result = SocketCalls.sendNow(fileDescriptor, message)
+        if result >= 0 { return .success(Int(result)) }
+        let errno = Errno(negated: Int32(truncatingIfNeeded: result))
+        if errno == .tryAgain || errno == .interrupted { return .success(0) }
+        return .failure(SocketError(errno, call: "sendmsg", subject: label))
     }
 
     /// CMSG_SPACE(bytes): the control room a receive needs for a message of `bytes`.
@@ -156,8 +179,10 @@ extension RingSocket {
         }
         for item in control { _ = message.addControl(level: item.level, type: item.type, data: item.data) }  // room was made
         let total = data.count
+        sendsOutstanding.wrappingAdd(1, ordering: .relaxed)
         let request = SocketRequest(socket: self, work: .send(message: message, data: data), queue: queue) {
             request, result, _ in
+            request.socket.sendsOutstanding.wrappingSubtract(1, ordering: .releasing)
             let outcome: Result<Int, SocketError>
             if result < 0 {
                 let errno = Errno(negated: result)

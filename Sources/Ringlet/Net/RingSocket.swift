@@ -65,6 +65,8 @@ public final class RingSocket: @unchecked Sendable {
     let engine: SocketEngine
     /// `close()` was called (any thread).
     let closing = Atomic<Bool>(false)
+    /// Sends and shutdowns asked and not ended: while any is, `sendNow` takes nothing.
+    let sendsOutstanding = Atomic<Int>(0)
 
     // Manager:
     /// Sends and shutdowns, in order; the first is issued.

@@ -121,6 +121,12 @@ enum SocketCalls {
         return r < 0 ? nil : (string(text), abstract != 0)
     }
 
+    /// sendmsg(2) that never waits (MSG_DONTWAIT | MSG_NOSIGNAL): bytes taken, or -errno.
+    static func sendNow(_ fd: Int32, _ message: SocketMessage) -> Int64 {
+        if let injected = SyscallFaults.take(.transferNow) { return Int64(-injected.rawValue) }
+        return rl_socket_sendmsg_now(fd, message.header)
+    }
+
     /// CMSG_SPACE(bytes).
     static func controlSpace(_ bytes: Int) -> Int { Int(rl_control_space(UInt32(truncatingIfNeeded: bytes))) }
 

@@ -10,7 +10,50 @@ enum SocketStreamScenarios {
         ("aCancelledContinuousReceiveEndsOnce", aCancelledContinuousReceiveEndsOnce),
         ("idleContinuousReceivesHoldNoBuffer", idleContinuousReceivesHoldNoBuffer),
         ("aSendToAPeerThatDoesNotReadEndsWhenCancelled", aSendToAPeerThatDoesNotReadEndsWhenCancelled),
+        ("sendNowTakesWhatFitsAndKeepsTheOrder", sendNowTakesWhatFitsAndKeepsTheOrder),
     ]
+
+    /// `sendNow` on the calling thread: what fits goes at once; while a send is on the
+    /// ring it takes nothing (the order holds); a peer gone is reported naming the
+    /// socket; after close() it takes nothing.
+    static func sendNowTakesWhatFitsAndKeepsTheOrder() throws {
+        let (a, b) = try RingSocket.pair(kind: .stream)
+        let queue = DispatchQueue(label: "test.net.send.now")
+        let received = Outcome<Result<[UInt8], SocketError>>()
+        let (first, firstBytes) = patternData(1000)
+        #expect(try a.sendNow(first).get() == 1000)
+        // 8 MiB the peer has not started to read: the ring's send waits for room.
+        let (big, bigBytes) = patternData(8 << 20, regions: 8)
+        let bigSent = Outcome<Result<Int, SocketError>>()
+        a.send(big, queue: queue) { bigSent.set($0) }
+        let (last, lastBytes) = patternData(10, regions: 1)
+        #expect(try a.sendNow(last).get() == 0)
+        receiveAll(b, queue: queue) { received.set($0) }
+        #expect(try #require(bigSent.wait()).get() == 8 << 20)
+        var offset = 0
+        #expect(eventually {
+            offset += (try? a.sendNow(last.subdata(in: offset..<10)).get()) ?? 0
+            return offset == 10
+        })
+        a.close()
+        let bytes = try #require(received.wait()).get()
+        #expect(bytes.count == 1000 + (8 << 20) + 10)
+        #expect(bytes == firstBytes + bigBytes + lastBytes)
+        b.close()
+
+        let (c, d) = try RingSocket.pair(kind: .stream)
+        let peerClosed = DispatchSemaphore(value: 0)
+        d.close { peerClosed.signal() }
+        #expect(waited(peerClosed))
+        guard case .failure(let error) = c.sendNow(first) else {
+            Issue.record("a send to a closed peer was taken")
+            return
+        }
+        #expect(error.errno == .brokenPipe || error.errno == .connectionReset, "\(error)")
+        #expect("\(error)".contains("socket \(c.fileDescriptor)"), "\(error)")
+        c.close()
+        #expect(try c.sendNow(first).get() == 0)
+    }
 
     /// Three sockets with nothing to read, each with a continuous receive on the ring:
     /// none holds a receive buffer (the kernel's ring picks one only for bytes, and the
