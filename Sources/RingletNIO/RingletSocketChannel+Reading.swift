@@ -5,7 +5,8 @@ import NIOCore
 // Reading: one continuous receive (a multishot receive into the runtime's provided
 // buffers) runs while the pipeline wants bytes. Each chunk is copied into a ByteBuffer
 // of the channel's allocator at once, so the runtime's receive buffer goes back to the
-// kernel at once. A chunk that arrives while nobody asked waits in `inbound` and stops
+// kernel at once; chunks that arrive together merge into one buffer, delivered once
+// those the manager queued with it are in. A chunk that arrives while nobody asked waits in `inbound` and stops
 // the receive; the next `read()` delivers it and starts the receive again.
 extension RingletSocketChannel {
     func read0() {
@@ -40,14 +41,11 @@ extension RingletSocketChannel {
         switch event {
         case .received(let data):
             if closed || inputClosed { return }
-            var buffer = settings.allocator.buffer(capacity: data.count)
-            buffer.writeWithUnsafeMutableBytes(minimumWritableBytes: data.count) { room in
-                data.copyBytes(to: room, count: data.count)
-                return data.count
-            }
-            inbound.append(buffer)
+            append(data)
             if readPending {
-                deliver()
+                // After the chunks the manager queued with this one: one channelRead of
+                // them all, one channelReadComplete, one flush for a pipeline that echoes.
+                scheduleDelivery()
             } else {
                 stopReceiving()
             }
@@ -67,6 +65,31 @@ extension RingletSocketChannel {
             if readPending { deliver() }
         }
     }
+
+    /// Copies a chunk into the last buffer not yet delivered while it stays within
+    /// `mergedBytes`, else into a new one: a message the kernel split across receive
+    /// buffers reaches the pipeline as one read, as one read(2) would give it. A full
+    /// receive buffer tells that more may follow: its buffer gets room for them.
+    private func append(_ data: DispatchData) {
+        let count = data.count
+        if let last = inbound.indices.last, inbound[last].readableBytes + count <= Self.mergedBytes {
+            inbound[last].writeWithUnsafeMutableBytes(minimumWritableBytes: count) { room in
+                data.copyBytes(to: room, count: count)
+                return count
+            }
+            return
+        }
+        var buffer = settings.allocator.buffer(capacity: count < RingSocket.receiveBufferBytes ? count : Self.mergedBytes)
+        buffer.writeWithUnsafeMutableBytes(minimumWritableBytes: count) { room in
+            data.copyBytes(to: room, count: count)
+            return count
+        }
+        inbound.append(buffer)
+    }
+
+    /// The most bytes one channelRead carries when chunks merge (NIO's own read size
+    /// grows to 64 KiB too).
+    static let mergedBytes = 65_536
 
     private func scheduleDelivery() {
         if deliveryScheduled { return }

@@ -12,6 +12,10 @@ public enum StreamEvent: Sendable {
 
 @_spi(RingletNet)
 extension RingSocket {
+    /// The size of each of the runtime's receive buffers: a `.received` chunk of this
+    /// size filled its buffer, so more of the same message may follow.
+    public static var receiveBufferBytes: Int { SocketEngine.receiveBufferBytes }
+
     /// Receives continuously, into buffers the kernel picks from the runtime's receive
     /// buffers (one multishot request on io_uring 6.0+; on epoll and older kernels, one
     /// receive after another, each into a free buffer), until the end of the stream, a
