@@ -108,7 +108,9 @@ final class Server {
         guard let ids = try? FileManager.default.contentsOfDirectory(atPath: tasks) else { return (0, 0) }
         var own = 0, kernel = 0
         for id in ids {
-            let name = (try? String(contentsOfFile: "\(tasks)/\(id)/comm", encoding: .utf8)) ?? ""
+            // A thread gone between the listing and this read (the kernel's io_uring
+            // workers come and go) is not counted.
+            guard let name = try? String(contentsOfFile: "\(tasks)/\(id)/comm", encoding: .utf8) else { continue }
             if name.hasPrefix("iou-wrk") { kernel += 1 } else { own += 1 }
         }
         return (own, kernel)
