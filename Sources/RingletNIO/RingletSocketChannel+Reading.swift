@@ -6,8 +6,9 @@ import NIOCore
 // buffers) runs while the pipeline wants bytes. Each chunk is copied into a ByteBuffer
 // of the channel's allocator at once, so the runtime's receive buffer goes back to the
 // kernel at once; chunks that arrive together merge into one buffer, delivered once
-// those the manager queued with it are in. A chunk that arrives while nobody asked waits in `inbound` and stops
-// the receive; the next `read()` delivers it and starts the receive again.
+// those the manager queued with it are in. A chunk that arrives while nobody asked
+// waits in `inbound` and stops the receive; the next `read()` delivers it and starts
+// the receive again.
 extension RingletSocketChannel {
     func read0() {
         guard !closed, isActive, !inputClosed else { return }
