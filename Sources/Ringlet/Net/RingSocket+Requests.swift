@@ -1,3 +1,5 @@
+import Synchronization
+
 /// What an accept hands its handler: each connection, a refusal the listener outlives,
 /// and — once, last — the end.
 @_spi(RingletNet)
