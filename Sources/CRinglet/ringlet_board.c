@@ -126,7 +126,6 @@ static const struct { int opcode; const char *name; int optional; } rl_used_opco
     { IORING_OP_CONNECT, "CONNECT (Linux 5.5: sockets)", 1 },
     { IORING_OP_RECVMSG, "RECVMSG (Linux 5.3: sockets)", 1 },
     { IORING_OP_SENDMSG, "SENDMSG (Linux 5.3: sockets)", 1 },
-    { IORING_OP_SHUTDOWN, "SHUTDOWN (Linux 5.11: sockets; shutdown(2) before it)", 1 },
 };
 
 int rl_uring_used_opcode_count(void) { return (int)(sizeof rl_used_opcodes / sizeof rl_used_opcodes[0]); }

@@ -350,13 +350,6 @@ int rl_ring_prep_sendmsg(rl_ring *ring, int fd, rl_message *message, unsigned lo
     return 0;
 }
 
-int rl_ring_prep_shutdown(rl_ring *ring, int fd, int how, unsigned long long user_data) {
-    struct io_uring_sqe *sqe = rl_net_sqe(ring);
-    if (!sqe) return -EBUSY;
-    io_uring_prep_shutdown(sqe, fd, how);
-    io_uring_sqe_set_data64(sqe, user_data);
-    return 0;
-}
 
 // MARK: Provided buffers (receives into buffers the kernel picks)
 

@@ -555,14 +555,14 @@ int rl_message_next_control(const rl_message *message, unsigned int *cursor, int
 unsigned int rl_control_space(unsigned int length);
 
 /// Socket requests on the ring (IORING_OP_ACCEPT with IORING_ACCEPT_MULTISHOT on
-/// 5.19+, CONNECT, RECVMSG with MSG_CMSG_CLOEXEC, SENDMSG with MSG_NOSIGNAL,
-/// SHUTDOWN). Accepted sockets are SOCK_NONBLOCK | SOCK_CLOEXEC. 0 or -EBUSY.
+/// 5.19+, CONNECT, RECVMSG with MSG_CMSG_CLOEXEC, SENDMSG with MSG_NOSIGNAL; a shutdown
+/// is rl_socket_shutdown, which never blocks, where IORING_OP_SHUTDOWN always goes to an
+/// io-wq thread). Accepted sockets are SOCK_NONBLOCK | SOCK_CLOEXEC. 0 or -EBUSY.
 int rl_ring_prep_accept(rl_ring *ring, int fd, int multishot, unsigned long long user_data);
 int rl_ring_prep_connect(rl_ring *ring, int fd, const void *address, unsigned int length,
                          unsigned long long user_data);
 int rl_ring_prep_recvmsg(rl_ring *ring, int fd, rl_message *message, unsigned long long user_data);
 int rl_ring_prep_sendmsg(rl_ring *ring, int fd, rl_message *message, unsigned long long user_data);
-int rl_ring_prep_shutdown(rl_ring *ring, int fd, int how, unsigned long long user_data);
 /// The same, made at once and never blocking (the epoll backend): a result or -errno
 /// (-EAGAIN: not ready; connect: -EINPROGRESS, then rl_socket_connect_result once writable).
 int rl_socket_accept_now(int fd);

@@ -87,8 +87,14 @@ final class SocketEngine: @unchecked Sendable {
         }
     }
 
-    /// Gives the request a slot and queues its call on the ring.
+    /// Gives the request a slot and queues its call on the ring. A shutdown is made here:
+    /// shutdown(2) never blocks, and the ring's IORING_OP_SHUTDOWN never completes inline
+    /// (the kernel hands every one to an io-wq worker thread it starts for the process).
     private func issue(_ request: SocketRequest, _ ring: Ring) {
+        if case .shutdown(let how) = request.work {
+            finish(request, SocketCalls.shutdown(request.socket.fileDescriptor, how: how), ring)
+            return
+        }
         let slot: Int
         if let free = freeSlots.popLast() {
             slot = free
@@ -223,9 +229,6 @@ final class SocketEngine: @unchecked Sendable {
                 return
             }
             finish(request, result < 0 ? result : 0, ring)
-        case .shutdown(let how) where result == -Errno.invalidArgument.rawValue:
-            // A kernel without IORING_OP_SHUTDOWN (before 5.11): shutdown(2) never blocks.
-            finish(request, SocketCalls.shutdown(request.socket.fileDescriptor, how: how), ring)
         case .connect, .receive, .shutdown:
             finish(request, result, ring)
         }

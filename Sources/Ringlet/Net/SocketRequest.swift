@@ -111,7 +111,7 @@ public final class SocketRequest: @unchecked Sendable {
         }
     }
 
-    /// The call as the ring takes it.
+    /// The call as the ring takes it (a shutdown never goes there: SocketEngine.issue).
     var call: SocketCall {
         let fd = socket.fileDescriptor
         switch work {
@@ -122,7 +122,7 @@ public final class SocketRequest: @unchecked Sendable {
             return provided ? .receiveProvided(fd: fd, group: ProvidedBuffers.group, multishot: multishot)
                 : .receive(fd: fd, message: message.header)
         case .send(let message, _): return .send(fd: fd, message: message.header)
-        case .shutdown(let how): return .shutdown(fd: fd, how: how)
+        case .shutdown: ringletBug("\(socket.label): a shutdown was queued on the ring; the manager makes it itself")
         }
     }
 

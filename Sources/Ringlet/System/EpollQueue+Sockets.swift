@@ -54,8 +54,6 @@ extension EpollQueue {
             result = rl_socket_recvmsg_now(fd, message)
         case .send(let fd, let message):
             result = rl_socket_sendmsg_now(fd, message)
-        case .shutdown(let fd, let how):
-            result = Int64(rl_socket_shutdown(fd, how))
         case .receiveProvided:
             result = Int64(-Errno.notSupported.rawValue)  // the engine reads into its free list here
         }

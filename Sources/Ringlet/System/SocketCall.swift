@@ -15,12 +15,11 @@ enum SocketCall {
     /// io_uring only.
     case receiveProvided(fd: Int32, group: UInt16, multishot: Bool)
     case send(fd: Int32, message: OpaquePointer)
-    case shutdown(fd: Int32, how: Int32)
 
     var fd: Int32 {
         switch self {
         case .accept(let fd, _), .connect(let fd, _, _), .receive(let fd, _), .receiveProvided(let fd, _, _),
-             .send(let fd, _), .shutdown(let fd, _):
+             .send(let fd, _):
             return fd
         }
     }
@@ -29,7 +28,7 @@ enum SocketCall {
     var events: UInt32 {
         switch self {
         case .accept, .receive, .receiveProvided: return Descriptors.readable
-        case .connect, .send, .shutdown: return Descriptors.writable
+        case .connect, .send: return Descriptors.writable
         }
     }
 }
@@ -51,8 +50,6 @@ extension Ring {
             r = rl_ring_prep_recv_provided(ringHandle, fd, group, multishot ? 1 : 0, userData)
         case .send(let fd, let message):
             r = rl_ring_prep_sendmsg(ringHandle, fd, message, userData)
-        case .shutdown(let fd, let how):
-            r = rl_ring_prep_shutdown(ringHandle, fd, how, userData)
         }
         if r < 0 { throw Errno(negated: r) }
     }

@@ -24,6 +24,36 @@ import Testing
         }
     }
 
+    /// A shutdown is the manager's own shutdown(2): the ring's IORING_OP_SHUTDOWN never
+    /// completes inline, and the first would start one of the kernel's io-wq threads in
+    /// the process ("iou-wrk-N") beside Ringlet's fixed set.
+    @Test(.enabled(if: RingAvailability.works, "io_uring is refused here"))
+    func aShutdownStartsNoKernelWorkerThread() async {
+        await #expect(processExitsWith: .success) {
+            startRuntime(RuntimeConfiguration(cores: 2))
+            guard let (a, b) = try? RingSocket.pair(kind: .stream) else { exit(2) }
+            let before = processThreadIDs()
+            let done = DispatchGroup()
+            for (socket, direction) in [(a, RingSocket.Direction.write), (b, .both)] {
+                done.enter()
+                socket.shutdown(direction, queue: .global()) { result in
+                    if case .failure(let error) = result { print("shutdown failed: \(error)") }
+                    done.leave()
+                }
+            }
+            guard done.wait(timeout: .now() + 10) == .success else { exit(3) }
+            let kernelWorkers = processThreadIDs().subtracting(before).filter { id in
+                let fd = open("/proc/self/task/\(id)/comm", O_RDONLY)
+                if fd < 0 { return false }
+                defer { close(fd) }
+                var name = [UInt8](repeating: 0, count: 32)
+                let count = read(fd, &name, name.count)
+                return count > 0 && String(decoding: name.prefix(count), as: UTF8.self).hasPrefix("iou-wrk")
+            }
+            exit(kernelWorkers.isEmpty ? 0 : 4)
+        }
+    }
+
     /// The manager-side forms: the handler runs on the manager thread, no item between.
     @Test func handlersOnTheManagerRunThere() throws {
         let (left, right) = try RingSocket.pair(kind: .seqpacket)
