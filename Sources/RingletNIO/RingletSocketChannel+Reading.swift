@@ -73,19 +73,13 @@ extension RingletSocketChannel {
     /// receive buffer tells that more may follow: its buffer gets room for them.
     private func append(_ data: DispatchData) {
         let count = data.count
-        if let last = inbound.indices.last, inbound[last].readableBytes + count <= Self.mergedBytes {
-            inbound[last].writeWithUnsafeMutableBytes(minimumWritableBytes: count) { room in
-                data.copyBytes(to: room, count: count)
-                return count
-            }
-            return
+        if inbound.isEmpty || inbound[inbound.count - 1].readableBytes + count > Self.mergedBytes {
+            inbound.append(settings.allocator.buffer(capacity: count < RingSocket.receiveBufferBytes ? count : Self.mergedBytes))
         }
-        var buffer = settings.allocator.buffer(capacity: count < RingSocket.receiveBufferBytes ? count : Self.mergedBytes)
-        buffer.writeWithUnsafeMutableBytes(minimumWritableBytes: count) { room in
+        inbound[inbound.count - 1].writeWithUnsafeMutableBytes(minimumWritableBytes: count) { room in
             data.copyBytes(to: room, count: count)
             return count
         }
-        inbound.append(buffer)
     }
 
     /// The most bytes one channelRead carries when chunks merge (NIO's own read size

@@ -109,7 +109,15 @@ extension RingSocket {
             return .success(0)
         }
         let regions = data.regions
-        let message = SocketMessage(buffers: regions.count, controlBytes: 0, for: "socket \(fileDescriptor)")
+        let message: SocketMessage
+        if let kept = nowMessage, nowMessageBuffers >= regions.count {
+            kept.reset()
+            message = kept
+        } else {
+            nowMessageBuffers = max(regions.count, 8)
+            message = SocketMessage(buffers: nowMessageBuffers, controlBytes: 0, for: "socket \(fileDescriptor)")
+            nowMessage = message
+        }
         for region in regions where region.count > 0 { message.add(region.storage.base + region.start, count: region.count) }
         let result = SocketCalls.sendNow(fileDescriptor, message)
         if result >= 0 { return .success(Int(result)) }

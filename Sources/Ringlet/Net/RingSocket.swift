@@ -67,6 +67,10 @@ public final class RingSocket: @unchecked Sendable {
     let closing = Atomic<Bool>(false)
     /// Sends and shutdowns asked and not ended: while any is, `sendNow` takes nothing.
     let sendsOutstanding = Atomic<Int>(0)
+    /// The message header `sendNow` fills, kept from one call to the next (its caller
+    /// orders the socket's sends, so one at a time) and its room for buffers.
+    var nowMessage: SocketMessage?
+    var nowMessageBuffers = 0
 
     // Manager:
     /// Sends and shutdowns, in order; the first is issued.

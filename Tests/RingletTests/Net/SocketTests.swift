@@ -42,13 +42,8 @@ import Testing
                 }
             }
             guard done.wait(timeout: .now() + 10) == .success else { exit(3) }
-            let kernelWorkers = processThreadIDs().subtracting(before).filter { id in
-                let fd = open("/proc/self/task/\(id)/comm", O_RDONLY)
-                if fd < 0 { return false }
-                defer { close(fd) }
-                var name = [UInt8](repeating: 0, count: 32)
-                let count = read(fd, &name, name.count)
-                return count > 0 && String(decoding: name.prefix(count), as: UTF8.self).hasPrefix("iou-wrk")
+            let kernelWorkers = processThreadIDs().subtracting(before).filter {
+                ThreadControl.threadName($0)?.hasPrefix("iou-wrk") == true
             }
             exit(kernelWorkers.isEmpty ? 0 : 4)
         }
