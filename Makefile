@@ -120,7 +120,7 @@ KEEP_FAILURES = keep() { log=$$1; shift; { "$$@"; echo $$? > $$log.status; } 2>&
 # Then the timer suites and the service suites again without CAP_SYS_NICE, as on a board
 # (these machines run as root): neither the band's wake-up rule nor importance boosting
 # may lean on a privilege a board lacks.
-NO_SYS_NICE_SUITES := BandTimersTests|TimerSourceTests|WakeBatchTests|ServiceBoostTests|ServiceTests
+NO_SYS_NICE_SUITES := BandTimersTests|BandDescriptorsTests|TimerSourceTests|WakeBatchTests|ServiceBoostTests|ServiceTests
 # Suites run in a test process of their own, after the others: the NIO suites move enough
 # data (10,000 connections, an 8 MiB slow reader) to starve the timing of the older
 # suites that would run beside them (a fresh-clone run failed three such, by turns).

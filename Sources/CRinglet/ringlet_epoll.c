@@ -49,6 +49,36 @@ int rl_epoll_wait(int epfd, unsigned long long *data, unsigned int *events, int 
     return n;
 }
 
+int rl_epoll_wait_data_ns(int epfd, unsigned long long *data, int capacity, long long timeout_ns) {
+    struct epoll_event ready[64];
+    if (capacity > 64) capacity = 64;
+    int n;
+#ifdef SYS_epoll_pwait2
+    static int no_pwait2;
+    if (!__atomic_load_n(&no_pwait2, __ATOMIC_RELAXED)) {
+        struct timespec ts, *tsp = NULL;
+        if (timeout_ns >= 0) {
+            ts.tv_sec = (time_t)(timeout_ns / 1000000000LL);
+            ts.tv_nsec = (long)(timeout_ns % 1000000000LL);
+            tsp = &ts;
+        }
+        n = (int)syscall(SYS_epoll_pwait2, epfd, ready, capacity, tsp, NULL, 0);
+        if (n >= 0 || errno != ENOSYS) goto done;
+        __atomic_store_n(&no_pwait2, 1, __ATOMIC_RELAXED);
+    }
+#endif
+    {
+        long long ms = timeout_ns < 0 ? -1 : (timeout_ns + 999999LL) / 1000000LL;
+        n = epoll_wait(epfd, ready, capacity, ms > 0x7fffffffLL ? 0x7fffffff : (int)ms);
+    }
+#ifdef SYS_epoll_pwait2
+done:
+#endif
+    if (n < 0) return -errno;
+    for (int i = 0; i < n; i++) data[i] = ready[i].data.u64;
+    return n;
+}
+
 int rl_timerfd_create_monotonic(void) {
     int fd = timerfd_create(CLOCK_MONOTONIC, TFD_NONBLOCK | TFD_CLOEXEC);
     return fd < 0 ? -errno : fd;

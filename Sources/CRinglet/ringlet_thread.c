@@ -38,6 +38,23 @@ int rl_futex_wake(unsigned int *word, int count) {
     return r < 0 ? -errno : (int)r;
 }
 
+int rl_event_wake(unsigned int *word, int count) {
+    __atomic_thread_fence(__ATOMIC_SEQ_CST);
+    unsigned int in_epoll = __atomic_load_n(word + 1, __ATOMIC_RELAXED);
+    if (in_epoll != 0) return rl_eventfd_signal((int)in_epoll - 1) == 0 ? 1 : 0;
+    return rl_futex_wake(word, count);
+}
+
+int rl_event_sleeps_in_epoll(unsigned int *word) {
+    __atomic_thread_fence(__ATOMIC_SEQ_CST);
+    return __atomic_load_n(word + 1, __ATOMIC_RELAXED) != 0;
+}
+
+void rl_event_sleep_in_epoll(unsigned int *word, int eventfd) {
+    __atomic_store_n(word + 1, eventfd >= 0 ? (unsigned int)eventfd + 1 : 0, __ATOMIC_RELAXED);
+    __atomic_thread_fence(__ATOMIC_SEQ_CST);
+}
+
 unsigned long long rl_clock_monotonic_ns(void) {
     struct timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts);

@@ -87,6 +87,18 @@ int rl_futex_wait(unsigned int *word, unsigned int expected, long long timeout_n
 /// Wakes up to `count` threads sleeping on `word`; returns how many were woken.
 int rl_futex_wake(unsigned int *word, int count);
 
+/// An event word pair (`word[0]` the post count, `word[1]` an eventfd + 1 while its one
+/// sleeper waits in epoll instead of on the futex: Source/BandDescriptors.swift). Wakes
+/// the sleeper either way: a write to that eventfd, else a futex wake of up to `count`.
+/// The seq-cst fence pairs with rl_event_sleep_in_epoll's: a post made just before the
+/// sleeper marks itself is seen by the sleeper's check of `word[0]`, or the mark by us.
+int rl_event_wake(unsigned int *word, int count);
+/// Whether the sleeper of `word` waits in epoll now (after the same fence).
+int rl_event_sleeps_in_epoll(unsigned int *word);
+/// Marks (`eventfd` ≥ 0) or unmarks (-1) the sleeper of `word` as waiting in epoll;
+/// marking ends with a seq-cst fence, so the caller's next look at `word[0]` is ordered.
+void rl_event_sleep_in_epoll(unsigned int *word, int eventfd);
+
 // MARK: Clocks (clock_gettime(2))
 
 /// CLOCK_MONOTONIC in nanoseconds: what DispatchTime counts (uptime, stops in suspend).
@@ -346,6 +358,10 @@ int rl_epoll_control(int epfd, int op, int fd, unsigned int events, unsigned lon
 /// epoll_wait(2) for at most `capacity` (≤ 64) ready fds, `timeout_ms` < 0: no limit.
 /// Fills `data` and `events` per fd; returns their count, or -errno (-EINTR).
 int rl_epoll_wait(int epfd, unsigned long long *data, unsigned int *events, int capacity, int timeout_ms);
+/// epoll_pwait2(2) for at most `capacity` (≤ 64) ready fds, `timeout_ns` < 0: no limit;
+/// fills only `data`. Before Linux 5.11 (ENOSYS), epoll_wait(2) with the timeout
+/// rounded up to a millisecond. Returns the count, or -errno (-EINTR).
+int rl_epoll_wait_data_ns(int epfd, unsigned long long *data, int capacity, long long timeout_ns);
 /// timerfd_create(CLOCK_MONOTONIC, TFD_NONBLOCK | TFD_CLOEXEC): its fd or -errno.
 int rl_timerfd_create_monotonic(void);
 /// Arms the timerfd to expire at `deadline_ns` on CLOCK_MONOTONIC (absolute; 0 or a

@@ -24,6 +24,8 @@ extension ManagerThread {
         guard ring.wakesFutexes else { return scheduler.endWakeBatch() }
         scheduler.endWakeBatch { worker in
             worker.event.announce()
+            // A band's watcher waiting in epoll hears only its eventfd.
+            if worker.event.sleepsInEpoll { return worker.event.wake() }
             do throws(Errno) {
                 try ring.prepareFutexWake(word: worker.event.word, userData: userData(.workerWake, UInt64(worker.index)))
                 workerWakesQueued = true

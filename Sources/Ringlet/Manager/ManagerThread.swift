@@ -69,6 +69,9 @@ final class ManagerThread: @unchecked Sendable {
         case socket = 12
         case socketPoll = 13
         case socketCancel = 14
+        /// A poll of a band's descriptor set while the manager watches the band (the
+        /// band in the low bits; Source/ManagerThread+BandDescriptors.swift).
+        case bandDescriptors = 15
     }
 
     let configuration: RuntimeConfiguration
@@ -96,10 +99,16 @@ final class ManagerThread: @unchecked Sendable {
     var descriptorChecks: [(Ring) -> Bool] = []
     var descriptorWatchArmed = false
     var descriptorWatchTimer: TimerQueue.Handle?
-    /// When the manager next looks at each band's timers at the latest (`.max`: none
-    /// armed), and the windows it fired for bands (ManagerThread+BandTimers.swift).
-    var bandBackstops: [UInt64] = [.max, .max, .max]
+    /// When the manager next looks at the bands' timers and descriptors at the latest
+    /// (`.max`: none), and the windows it fired for bands (ManagerThread+BandTimers.swift).
+    var bandBackstop: UInt64 = .max
     let bandWindowsFiredByManager = Atomic<Int>(0)
+    /// Bands whose descriptor set has a poll on the ring (bit per band), those polls'
+    /// completions since start (tests), and where the manager's looks at the sets
+    /// leave their events (Source/ManagerThread+BandDescriptors.swift).
+    var bandDescriptorPolls: UInt8 = 0
+    let bandDescriptorPollsCompleted = Atomic<Int>(0)
+    let bandReadyEvents = UnsafeMutablePointer<UInt64>.allocate(capacity: BandDescriptors.eventsPerLook)
     private let requests = RequestStack<Request>()
     let lock = FutexLock()
     /// True while the manager runs (or is about to): producers then skip the eventfd.
@@ -161,7 +170,10 @@ final class ManagerThread: @unchecked Sendable {
 
     /// Runs only when the runtime did not start (the manager's thread keeps it
     /// otherwise): frees the lock word, which is not a Swift-managed value.
-    deinit { lock.deallocate() }
+    deinit {
+        lock.deallocate()
+        bandReadyEvents.deallocate()
+    }
 
     /// DispatchIO's engine, made by the first channel (any thread). Only DispatchIO
     /// reaches this, so its code is dropped from programs that make no channel.
@@ -287,6 +299,7 @@ final class ManagerThread: @unchecked Sendable {
             takeRequests()
             // After a wait: the removals it answered EALREADY can now succeed.
             if !pollRemovalsOwed.isEmpty { kernelSide?.retryPollRemovals(ring) }
+            if scheduler.bandsTheManagerWatches.load(ordering: .relaxed) != 0 { armBandDescriptorPolls(ring) }
             rearmTimeout(ring)
             sleepAim.store(armedDeadline ?? .max, ordering: .sequentiallyConsistent)
             // Announce the sleep, then look once more: a request that raced with the
@@ -391,6 +404,8 @@ final class ManagerThread: @unchecked Sendable {
                 scheduler.beginWakeBatch()
             case .workerWake:
                 workerWakeRefused(completion)
+            case .bandDescriptors:
+                bandDescriptorsPolled(completion)
             case .timeoutRemove, .ioCancel, .socketCancel, .none:
                 break
             }

@@ -160,6 +160,8 @@ public final class Runtime: @unchecked Sendable {
             timersKeptByBands: scheduler.bandTimerCounts.armed, bandWindowsFired: scheduler.bandTimerCounts.windows,
             bandWindowsFiredByManager: manager.bandWindowsFiredByManagerCount,
             wakesTakenByFiringWorker: scheduler.bandTimerCounts.wakesTaken,
+            descriptorEventsTakenByBands: scheduler.bandDescriptorEvents.byBands,
+            descriptorEventsTakenByManager: scheduler.bandDescriptorEvents.byManager,
             socketRequestsInFlight: manager.socketCounts.inFlight, socketRequestsPeak: manager.socketCounts.peak,
             acceptsSkipped: manager.socketCounts.acceptsSkipped, socketReceiveBuffers: manager.socketCounts.buffers,
             socketReceiveBuffersHeld: manager.socketCounts.buffersHeld,

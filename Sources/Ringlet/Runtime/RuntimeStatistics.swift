@@ -144,6 +144,12 @@ public struct RuntimeStatistics: Sendable {
     /// Wakes of parked workers that a worker firing its band's window took on itself
     /// instead, running those handlers on the thread already awake.
     public let wakesTakenByFiringWorker: Int
+    /// Events of read and write sources taken from their band's epoll set since start
+    /// (Architecture, "Descriptors watched by their band"): by a worker of the band,
+    /// which then ran the handler itself, and by the manager in its stead (while the band
+    /// had no free worker, or at its once-a-second look).
+    public let descriptorEventsTakenByBands: Int
+    public let descriptorEventsTakenByManager: Int
     /// Socket requests on the ring now and at most at once since start (accepts,
     /// connects, receives, sends, shutdowns, and their polls after EAGAIN: the Net
     /// layer), and connections that went away before an accept took them (skipped).

@@ -20,6 +20,13 @@ import Synchronization
 /// all stuck in the kernel still has its timers fired and their handlers covered by the
 /// reserve and reported by the stall watch, as the manager's own timers are.
 extension Scheduler {
+    /// The set that watches descriptors whose handlers run at run-queue `index`, nil
+    /// when that band has no worker (the manager's ring polls them).
+    func keptDescriptors(forIndex index: Int) -> BandDescriptors? {
+        let band = WorkerBand.wakeOrder(for: index).first
+        return band == .reserve ? nil : keptDescriptors[band.rawValue]
+    }
+
     /// The table that keeps timers whose handlers run at run-queue `index`, nil when that
     /// band has no worker (the manager keeps those timers).
     func keptTimers(forIndex index: Int) -> BandTimers? {
@@ -47,9 +54,11 @@ extension Scheduler {
                 return nil
             }
             var until = UInt64.max
+            var isWatcher = false
             if let kept {
                 if timerWatchers[band] == nil { timerWatchers[band] = worker }
-                if timerWatchers[band] === worker { until = kept.aim.load(ordering: .acquiring) }
+                isWatcher = timerWatchers[band] === worker
+                if isWatcher { until = kept.aim.load(ordering: .acquiring) }
             }
             let now = until == .max ? 0 : MonotonicClock.nanoseconds
             if let kept, until <= now {
@@ -61,7 +70,39 @@ extension Scheduler {
             }
             lock.unlock()
             let timeout = until == .max ? -1 : Int64(clamping: until - now)
+            if isWatcher, let watched = keptDescriptors[band],
+               watched.watchedCount.load(ordering: .acquiring) > 0 {
+                // The watcher of a band with descriptors sleeps in their epoll set.
+                var left = false
+                let taken = watched.wait(worker.event, ifUnchangedFrom: seen, timeoutNanoseconds: timeout,
+                                         into: worker.readyEvents, left: &left)
+                // A new watcher waits for the set: it moves in now.
+                if left { bandAimMovedEarlier(worker.band) }
+                if let ready = taken, ready > 0 {
+                    lock.lock()
+                    if worker.state == .parked { unparkLocked(worker) }
+                    lock.unlock()
+                    trace?.record(.woke)
+                    watched.lastLook.store(MonotonicClock.nanoseconds, ordering: .relaxed)
+                    takingOwnPushes(on: worker) { trace in
+                        _ = watched.deliver(worker.readyEvents, ready, byManager: false, trace: trace)
+                    }
+                    return nil
+                }
+                if taken != nil { continue }
+                // The watcher before still sleeps in the set: it posts this one as it leaves.
+            }
             _ = worker.event.wait(ifUnchangedFrom: seen, timeoutNanoseconds: timeout)
+        }
+    }
+
+    /// A busy worker's look at its band's descriptors while no watcher sleeps in them:
+    /// it runs the handlers of what it finds, as a firing worker does.
+    func takeDescriptorEvents(_ watched: BandDescriptors, on worker: Worker) {
+        let ready = watched.takeReady(into: worker.readyEvents)
+        if ready == 0 { return }
+        takingOwnPushes(on: worker) { trace in
+            _ = watched.deliver(worker.readyEvents, ready, byManager: false, trace: trace)
         }
     }
 
@@ -73,13 +114,18 @@ extension Scheduler {
         worker.state = .searching
     }
 
-    /// Fires the band's window on `worker` (not parked), which then runs the handlers:
-    /// the parked workers of its band that the pushes chose are put back to sleep
-    /// unwoken; wakes of other bands go out.
+    /// Fires the band's window on `worker` (not parked), which then runs the handlers.
     func fireKeptTimers(_ kept: BandTimers, on worker: Worker) {
+        takingOwnPushes(on: worker) { trace in _ = kept.fireDue(at: MonotonicClock.nanoseconds, trace: trace) }
+    }
+
+    /// Runs `body` (a window's fires, a look at the band's descriptors) on `worker`, not
+    /// parked, which then runs the handlers `body` pushed: the parked workers of its
+    /// band that the pushes chose are put back to sleep unwoken; wakes of other bands go out.
+    func takingOwnPushes(on worker: Worker, _ body: (TraceBuffer?) -> Void) {
         guard let context = worker.context else { return }
         context.batchingWakes = true
-        _ = kept.fireDue(at: MonotonicClock.nanoseconds, trace: context.trace)
+        body(context.trace)
         context.batchingWakes = false
         if context.batchedWakes.isEmpty { return }
         var others: [Worker] = []
@@ -112,6 +158,16 @@ extension Scheduler {
         return (armed, windows, wakesTakenByFiringWorker.load(ordering: .relaxed))
     }
 
+    /// Descriptor events the bands' sets gave their workers and the manager since start.
+    var bandDescriptorEvents: (byBands: Int, byManager: Int) {
+        var counts = (0, 0)
+        for case let watched? in keptDescriptors {
+            counts.0 += watched.eventsTakenByBand.load(ordering: .relaxed)
+            counts.1 += watched.eventsTakenByManager.load(ordering: .relaxed)
+        }
+        return counts
+    }
+
     /// True when the calling thread is a worker firing its band's window that may take
     /// work at `index`: it runs what it pushes next, so nothing waits for a thread.
     func callerTakesItNext(_ index: Int) -> Bool {
@@ -132,11 +188,14 @@ extension Scheduler {
     /// Invoked with the lock held, from `workerWillBlock`: when the blocking worker's
     /// band keeps timers and none of its workers is parked, the manager watches the band
     /// until none of its workers is blocked. Returns the band's aim when the manager has
-    /// to hear of it by then (the caller tells it once unlocked), else nil.
+    /// to hear of it by then (the caller tells it once unlocked; 0, at once, when the
+    /// band watches descriptors, whose set the manager then polls), else nil.
     func bandLosesItsWatcherLocked(_ worker: Worker) -> UInt64? {
         guard worker.band != .reserve, let kept = keptTimers[worker.band.rawValue],
               idle[worker.band.rawValue].isEmpty else { return nil }
-        let aim = kept.aim.load(ordering: .relaxed)
+        // Descriptors in the band's set: the manager polls the set from now on.
+        let descriptors = (keptDescriptors[worker.band.rawValue]?.watchedCount.load(ordering: .relaxed) ?? 0) > 0
+        let aim = descriptors ? 0 : kept.aim.load(ordering: .relaxed)
         if aim == .max { return nil }
         let bit = UInt8(1) << UInt8(worker.band.rawValue)
         if bandsTheManagerWatches.bitwiseOr(bit, ordering: .relaxed).oldValue & bit != 0 { return nil }

@@ -49,6 +49,8 @@ final class Scheduler: @unchecked Sendable {
     /// The timers each band keeps (high, utility, background; Scheduler+BandTimers.swift),
     /// nil for a band without workers.
     var keptTimers: [BandTimers?] = []
+    /// The descriptors each band watches (same bands; Source/BandDescriptors.swift).
+    var keptDescriptors: [BandDescriptors?] = []
     /// Each band's parked worker that sleeps until its band's next window. Under `lock`.
     var timerWatchers: [Worker?] = [nil, nil, nil]
     /// Bands whose timers the manager fires too while a worker of theirs is blocked
@@ -81,6 +83,7 @@ final class Scheduler: @unchecked Sendable {
         keptTimers = [WorkerBand.high, .utility, .background].map { band in
             (plan.first { $0.0 == band }?.1 ?? 0) > 0 ? BandTimers(band: band) : nil
         }
+        keptDescriptors = keptTimers.map { kept in kept.map { BandDescriptors(band: $0.band) } }
     }
 
     /// Runs only when the runtime did not start: a started scheduler is kept by its
@@ -215,9 +218,13 @@ final class Scheduler: @unchecked Sendable {
     /// The next node `worker` should run; parks the worker until woken when there is
     /// none (and then returns nil so the worker loops).
     func nextNode(for worker: Worker) -> WorkNodeRef? {
-        if worker.band != .reserve, let kept = keptTimers[worker.band.rawValue],
-           kept.aim.load(ordering: .relaxed) <= MonotonicClock.nanoseconds {
-            fireKeptTimers(kept, on: worker)
+        if worker.band != .reserve, let kept = keptTimers[worker.band.rawValue] {
+            let now = MonotonicClock.nanoseconds
+            // A window that has opened fires now: this thread is awake anyway.
+            if kept.opens.load(ordering: .relaxed) <= now { fireKeptTimers(kept, on: worker) }
+            if let watched = keptDescriptors[worker.band.rawValue], watched.busyLookDue(at: now) {
+                takeDescriptorEvents(watched, on: worker)
+            }
         }
         lock.lock()
         if !worker.ready { workerReadyLocked(worker) }

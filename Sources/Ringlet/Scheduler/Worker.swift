@@ -33,6 +33,8 @@ final class Worker: @unchecked Sendable {
     // Strong: workers and the scheduler live as long as the process.
     let scheduler: Scheduler
     let event = FutexEvent()
+    /// Where its looks at its band's descriptors leave their events (BandDescriptors).
+    let readyEvents = UnsafeMutablePointer<UInt64>.allocate(capacity: BandDescriptors.eventsPerLook)
     /// Under the scheduler lock.
     var state: State = .searching
     /// Has made its first look at the run queues (`Scheduler.start` waits for it). Under the scheduler lock.
@@ -62,7 +64,10 @@ final class Worker: @unchecked Sendable {
     }
 
     /// Runs only for a worker whose thread was never created (a refused start).
-    deinit { event.deallocate() }
+    deinit {
+        event.deallocate()
+        readyEvents.deallocate()
+    }
 
     var name: String {
         band == .reserve ? "ringlet-r\(index)" : "ringlet-w\(index)"

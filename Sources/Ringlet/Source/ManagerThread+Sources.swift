@@ -79,12 +79,20 @@ extension ManagerThread {
             reschedule(source)
             return
         }
-        let immediate = armKernelSide(source, ring)
-        // Polls are queued, not yet submitted; the registration handler still runs
-        // before any event, which can only come from a later completion, or is
-        // posted after it (a process already gone).
-        source.registeredWithKernel()
-        source.post(immediate)
+        switch source.kind {
+        case .read, .write:
+            // The registration handler is queued first: a band's watcher may take an
+            // event of the descriptor as soon as it is in the band's set (BandDescriptors).
+            source.registeredWithKernel()
+            source.post(armKernelSide(source, ring))
+        default:
+            let immediate = armKernelSide(source, ring)
+            // Polls are queued, not yet submitted; the registration handler still runs
+            // before any event, which can only come from a later completion, or is
+            // posted after it (a process already gone), and after any warning of the arming.
+            source.registeredWithKernel()
+            source.post(immediate)
+        }
     }
 
     /// Returns an event to post once the registration handler is queued (0: none).
@@ -106,7 +114,7 @@ extension ManagerThread {
         switch source.kind {
         case .read, .write:
             claimSlot(source)
-            armPoll(source, ring)
+            if !watchByBand(source) { armPoll(source, ring) }
             armDescriptorWatch()
         case .signal(let signo):
             watchSignal(signo, source, ring)
@@ -202,6 +210,8 @@ extension ManagerThread {
             unwatchSignal(signo, source, ring)
         } else if case .memoryPressure = source.kind {
             MemoryPressureWatch.stop(source)
+        } else if stopBandWatch(source) {
+            return false
         } else if source.registration.pollArmed {
             removePoll(source, ring)
             return true

@@ -20,6 +20,9 @@ struct SourceRegistration {
     var timer: TimerQueue.Handle?
     /// The band whose workers keep the timer instead (`BandTimers`), or nil.
     var timerBand: BandTimers?
+    /// The band whose epoll set watches the descriptor instead of a poll (read and
+    /// write sources; `BandDescriptors`), or nil.
+    var descriptorBand: BandDescriptors?
     /// A descriptor the manager opened for the source (pidfd, inotify), closed at the end.
     var ownedFD: Int32 = -1
     /// The watched file's size and link count when last looked at (file-system sources).

@@ -6,13 +6,16 @@ import CRinglet
 /// The word counts "posts"; `wait` sleeps until the count differs from what the
 /// waiter saw (`snapshot`), so a post that lands between the check and the sleep is
 /// never lost (futex(2): FUTEX_WAIT returns EAGAIN when the word changed).
-// @unchecked Sendable: a pointer to a word used only through atomics and futex(2).
+///
+/// A band's watcher may sleep in epoll instead (Source/BandDescriptors.swift): the
+/// second word then holds its eventfd + 1, and a wake writes the eventfd.
+// @unchecked Sendable: a pointer to two words used only through atomics and futex(2).
 struct FutexEvent: @unchecked Sendable {
     let word: UnsafeMutablePointer<UInt32>
 
     init() {
-        word = .allocate(capacity: 1)
-        word.initialize(to: 0)
+        word = .allocate(capacity: 2)
+        word.initialize(repeating: 0, count: 2)
     }
 
     func deallocate() { word.deallocate() }
@@ -34,9 +37,13 @@ struct FutexEvent: @unchecked Sendable {
     @inline(__always)
     func announce() { _ = rl_atomic_add_u32(word, 1) }
 
-    /// The second half of `post`: wakes up to `count` sleepers.
+    /// The second half of `post`: wakes up to `count` sleepers (or the one in epoll).
     @inline(__always)
-    func wake(_ count: Int32 = 1) { _ = rl_futex_wake(word, count) }
+    func wake(_ count: Int32 = 1) { _ = rl_event_wake(word, count) }
+
+    /// Whether the sleeper waits in epoll now: a futex wake queued on the ring would
+    /// not reach it (ManagerThread+WorkerWakes.swift).
+    var sleepsInEpoll: Bool { rl_event_sleeps_in_epoll(word) != 0 }
 
     /// Sleeps while the word still equals `seen`, at most `timeoutNanoseconds`
     /// (negative: no limit). Returns false only on timeout; true when posted or woken

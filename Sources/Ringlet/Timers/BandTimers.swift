@@ -25,6 +25,11 @@ final class BandTimers: @unchecked Sendable {
     /// When the band's watcher must wake (`TimerQueue.nextAim`; `.max`: no timer).
     /// Written under `lock`, read by workers without it.
     let aim = Atomic<UInt64>(.max)
+    /// When the band's first window opens (`.max`: no timer): a worker of the band that
+    /// is awake anyway after that — it took a descriptor's event, it finished a node —
+    /// fires the window then, inside it, rather than let the watcher wake again at `aim`.
+    /// Written under `lock`, read by workers without it.
+    let opens = Atomic<UInt64>(.max)
     /// Windows fired, and timer fires in them, since start (`RuntimeStatistics`).
     let windowsFired = Atomic<Int>(0)
     let firesInWindows = Atomic<Int>(0)
@@ -100,6 +105,7 @@ final class BandTimers: @unchecked Sendable {
 
     /// Under `lock`.
     private func publishAim() {
+        opens.store(table.earliestDeadline() ?? .max, ordering: .releasing)
         aim.store(table.nextAim() ?? .max, ordering: .releasing)
     }
 }

@@ -1,7 +1,8 @@
 import Synchronization
 
 // The manager's side of the timers bands keep (BandTimers.swift,
-// Scheduler+BandTimers.swift): it looks at each band at least once a second, and at
+// Scheduler+BandTimers.swift): it looks at each band at least once a second (its
+// descriptors too, Source/ManagerThread+BandDescriptors.swift), and at
 // every window of a band it watches because none of that band's workers is parked and
 // one blocked; a window it finds reached, it fires itself. Manager thread only.
 extension ManagerThread {
@@ -12,47 +13,53 @@ extension ManagerThread {
     /// Windows of bands the manager fired since start (`RuntimeStatistics`).
     var bandWindowsFiredByManagerCount: Int { bandWindowsFiredByManager.load(ordering: .relaxed) }
 
-    /// The earliest instant the manager must look at a band's timers (nil: none armed).
-    /// A band it watches: the band's aim. Any other: its backstop, set a second after the
-    /// band's aim and left there until it passes, so the manager wakes for bands at most
-    /// about once a second while their watchers keep the windows.
+    /// The earliest instant the manager must look at the bands (nil: no band keeps a
+    /// timer or watches a descriptor). A band it watches: the band's aim. The others share
+    /// one backstop, set a second after the earliest of their aims (or a second from now
+    /// for a band with descriptors only) and left there until it passes, so the manager
+    /// wakes for all bands together at most about once a second while their own workers
+    /// keep the windows and take the events.
     func bandDeadline() -> UInt64? {
         let watched = scheduler.bandsStillUnwatched()
         var earliest: UInt64?
+        var backstopFrom: UInt64 = .max
         var now: UInt64 = 0
         for band in 0..<3 {
             guard let kept = scheduler.keptTimers[band] else { continue }
             let aim = kept.aim.load(ordering: .acquiring)
-            if aim == .max {
-                bandBackstops[band] = .max
-                continue
-            }
-            let at: UInt64
-            if watched & (1 << UInt8(band)) != 0 {
-                at = aim
-            } else {
-                if now == 0 { now = MonotonicClock.nanoseconds }
-                if bandBackstops[band] == .max || bandBackstops[band] <= now {
-                    bandBackstops[band] = aim &+ Self.bandBackstopNanoseconds
-                }
-                at = bandBackstops[band]
-            }
-            if at < earliest ?? .max { earliest = at }
+            // A band's descriptors (BandDescriptors) get the same look, timers or not.
+            let descriptors = (scheduler.keptDescriptors[band]?.watchedCount.load(ordering: .relaxed) ?? 0) > 0
+            if aim == .max && !descriptors { continue }
+            if watched & (1 << UInt8(band)) != 0 && aim != .max && aim < earliest ?? .max { earliest = aim }
+            if aim == .max && now == 0 { now = MonotonicClock.nanoseconds }
+            backstopFrom = min(backstopFrom, aim == .max ? now : aim)
         }
-        return earliest
+        if backstopFrom == .max {
+            bandBackstop = .max
+            return earliest
+        }
+        if now == 0 { now = MonotonicClock.nanoseconds }
+        if bandBackstop == .max || bandBackstop <= now {
+            bandBackstop = max(backstopFrom, now) &+ Self.bandBackstopNanoseconds
+        }
+        return min(earliest ?? .max, bandBackstop)
     }
 
-    /// Fires the reached windows of the bands the manager watches, and of any band
-    /// whose backstop passed with a window reached. Inside the reap's wake batch: the handlers go to workers.
+    /// Fires the reached windows of the bands the manager watches, and, once the
+    /// backstop passed, of every band, and takes what their descriptor sets have ready.
+    /// Inside the reap's wake batch: the handlers go to workers.
     func fireForBands(at now: UInt64) {
         let watched = scheduler.bandsTheManagerWatches.load(ordering: .relaxed)
+        let backstopPassed = bandBackstop <= now
         for band in 0..<3 {
             guard let kept = scheduler.keptTimers[band] else { continue }
             let bit = UInt8(1) << UInt8(band)
-            guard watched & bit != 0 || bandBackstops[band] <= now,
-                  kept.aim.load(ordering: .acquiring) <= now else { continue }
-            if kept.fireDue(at: now, trace: trace) > 0 {
+            guard watched & bit != 0 || backstopPassed else { continue }
+            if kept.aim.load(ordering: .acquiring) <= now, kept.fireDue(at: now, trace: trace) > 0 {
                 bandWindowsFiredByManager.wrappingAdd(1, ordering: .relaxed)
+            }
+            if backstopPassed, let descriptors = scheduler.keptDescriptors[band] {
+                takeBandDescriptorEvents(descriptors)
             }
         }
     }

@@ -141,6 +141,12 @@ struct TimerQueue {
 
     static let maximumMargin: UInt64 = 5_000_000
 
+    /// The earliest deadline armed (the first window to open), nil when none is.
+    mutating func earliestDeadline() -> UInt64? {
+        dropStale(&byDeadline)
+        return byDeadline.top?.key
+    }
+
     /// The instant `nextAim` gives a timer of this window when it is the earliest to
     /// end (a timer that is not staged).
     static func aim(deadline: UInt64, leeway: UInt64) -> UInt64 {

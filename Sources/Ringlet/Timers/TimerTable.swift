@@ -70,6 +70,9 @@ struct TimerTable {
     /// The instant the manager must wake at (`TimerQueue.nextAim`).
     mutating func nextAim() -> UInt64? { windows.nextAim() }
 
+    /// When the first armed window opens (its deadline), nil when none is armed.
+    mutating func earliestDeadline() -> UInt64? { windows.earliestDeadline() }
+
     /// Takes every timer whose window contains `now` out of the windows (a repeating
     /// one stays under a new generation). The caller settles each, then runs it: a
     /// fire's action may arm or disarm timers, so none runs while the table is being

@@ -90,7 +90,8 @@ struct TraceTests {
         if queued.count != 10 { return "\(queued.count) serial items enqueued, not 10" }
         // The timer source's windows and firings are on the lane of the high-band worker
         // that fired them, or the manager's when it fired for the band (Architecture,
-        // "Timers kept by their band"); the read event on the manager's.
+        // "Timers kept by their band"); so is the read event ("Descriptors watched by
+        // their band").
         let names = trace.laneNames
         guard let manager = names.first(where: { $0.value == "manager" })?.key else { return "no manager lane: \(names)" }
         let firingLanes = Set(names.filter { $0.value.hasSuffix("(high)") }.map(\.key) + [manager])
@@ -103,7 +104,9 @@ struct TraceTests {
             firingLanes.contains($0["tid"] as? Int ?? -1) && trace.argument($0, "kind") as? String == "timer"
         }
         if timerFirings.count != 3 { return "\(timerFirings.count) timer-source firings, not 3" }
-        let sourceEvents = trace.events(phase: "i", name: "source event").filter { $0["tid"] as? Int == manager }
+        let sourceEvents = trace.events(phase: "i", name: "source event").filter {
+            firingLanes.contains($0["tid"] as? Int ?? -1)
+        }
         let reads = sourceEvents.filter {
             trace.argument($0, "kind") as? String == "read" && trace.argument($0, "fd") as? Int == readFD
         }

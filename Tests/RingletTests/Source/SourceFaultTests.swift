@@ -49,6 +49,8 @@ struct SourceFaultTests {
     @Test(arguments: [Errno.noMemory, .tryAgain, .cancelled])
     func aRefusedPollIsArmedAgainAndNoByteIsLost(_ error: Errno) {
         let pipe = TestPipe()
+        RingPolledDescriptors.keep([pipe.readEnd])
+        defer { RingPolledDescriptors.release([pipe.readEnd]) }
         let source = DispatchSource.makeReadSource(fileDescriptor: pipe.readEnd,
                                                    queue: DispatchQueue(label: "test.fault.poll"))
         let received = AtomicCounter()
@@ -74,6 +76,7 @@ struct SourceFaultTests {
             startRuntime(RuntimeConfiguration(cores: 2, ringEntries: 8))
             let queue = DispatchQueue(label: "test.fault.overflow", attributes: .concurrent)
             let pipes = (0..<96).map { _ in TestPipe() }
+            RingPolledDescriptors.keep(pipes.map(\.readEnd))
             let counts = pipes.map { _ in AtomicCounter() }
             let registered = DispatchGroup()
             let sources = pipes.enumerated().map { index, pipe in

@@ -117,6 +117,7 @@ import Testing
             let manager = RuntimeParts.shared.manager.takeUnretainedValue()
             let queue = DispatchQueue(label: "test.regression.old-kernel", attributes: .concurrent)
             let pipes = (0..<3).map { _ in TestPipe() }
+            RingPolledDescriptors.keep(pipes.map(\.readEnd))
             let counts = pipes.map { _ in AtomicCounter() }
             let cancels = AtomicCounter()
             let registered = DispatchGroup()
@@ -160,6 +161,7 @@ import Testing
             })
             #expect(waited(switched))
             let pipe = TestPipe()
+            RingPolledDescriptors.keep([pipe.readEnd])
             let source = DispatchSource.makeReadSource(fileDescriptor: pipe.readEnd,
                                                        queue: DispatchQueue(label: "test.regression.one-shot"))
             let received = AtomicCounter()
@@ -234,7 +236,11 @@ import Testing
     /// events iterator of a read source, cancelled right after an element, hung so).
     @Test func aReadSourceCancelledWhileItsPollIsWakingStillFinishes() {
         let pipe = TestPipe()
-        defer { rl_close(pipe.writeEnd) }
+        RingPolledDescriptors.keep([pipe.readEnd])
+        defer {
+            RingPolledDescriptors.release([pipe.readEnd])
+            rl_close(pipe.writeEnd)
+        }
         let queue = DispatchQueue(label: "test.regression.cancel-waking-poll")
         let source = DispatchSource.makeReadSource(fileDescriptor: pipe.readEnd, queue: queue)
         let registered = DispatchSemaphore(value: 0)

@@ -1,0 +1,198 @@
+import CRinglet
+import Synchronization
+
+/// The descriptors one worker band watches itself (Architecture, "Descriptors watched
+/// by their band"): read and write sources whose handlers that band's workers run, on a
+/// descriptor epoll accepts (a pipe, a socket, a terminal, an eventfd). They sit in the
+/// band's epoll set, edge-triggered, and the band's watcher (`Scheduler.park`) sleeps in
+/// that set instead of on its futex: an event wakes one thread, which merges it into the
+/// source and runs the handler itself, where a poll on the ring wakes the manager and
+/// then a worker. A regular file (EPERM), a descriptor another source of the band
+/// already watches (EEXIST) or a set the kernel refuses keep the manager's ring poll.
+///
+///   (1) add --> watched --(2) remove--> gone
+///
+///   (1) ManagerThread.armKernelEvents   (2) ManagerThread.disarmKernelEvents
+///
+/// Who takes the events: the band's watcher; a worker of the band that finishes a node
+/// while no watcher waits (at most once a `busyLookNanoseconds`); and the manager, through
+/// a poll of the set on its ring while it watches the band for a blocked worker, and at
+/// its once-a-second look at the bands. Events are delivered under `lock`, by the
+/// manager's slot and generation of the source, so one for a source removed meanwhile
+/// finds nothing and a source never gets an event after `remove` returns.
+// @unchecked Sendable: `entries`, `epollFD` and `wakeFD` under `lock` (the descriptors
+// also published by `watchedCount`'s release, never closed); the counters are atomic.
+final class BandDescriptors: @unchecked Sendable {
+    let band: WorkerBand
+    private let lock = FutexLock()
+    /// The epoll set and the eventfd that wakes its watcher, made at the first `add`.
+    private(set) var epollFD: Int32 = -1
+    private(set) var wakeFD: Int32 = -1
+    /// The kernel refused the set once (warned): the band watches nothing.
+    private var refused = false
+    /// By the manager's slot of each source (`SourceSlots`): its generation and itself.
+    private var entries: [Entry?] = []
+    /// Descriptors in the set now; read without the lock, > 0 publishes `epollFD`.
+    let watchedCount = Atomic<Int>(0)
+    /// A watcher sleeps in the set now (no other thread need look; none other may sleep there).
+    let watcherWaiting = Atomic<Bool>(false)
+    /// A watcher found the set taken and sleeps on its futex instead (`wait`).
+    private let waitingForTheSet = Atomic<Bool>(false)
+    /// When a thread last took the set's events (monotonic ns).
+    let lastLook = Atomic<UInt64>(0)
+    /// Events delivered since start (`RuntimeStatistics`): by the band's own threads,
+    /// and by the manager in their stead.
+    let eventsTakenByBand = Atomic<Int>(0)
+    let eventsTakenByManager = Atomic<Int>(0)
+
+    /// How often a busy worker of the band looks at the set while no watcher waits.
+    static let busyLookNanoseconds: UInt64 = 1_000_000
+    /// The most events one look takes (the rest stay ready for the next).
+    static let eventsPerLook = 16
+    /// The user data of the wake eventfd's events.
+    private static let wakeData: UInt64 = .max
+
+    private struct Entry {
+        let generation: UInt32
+        let source: DispatchSource
+    }
+
+    init(band: WorkerBand) { self.band = band }
+
+    deinit { lock.deallocate() }
+
+    /// Adds a read or write source's descriptor to the set; false when the set cannot
+    /// watch it (the caller then polls it on the ring). Manager thread.
+    func add(_ source: DispatchSource, fd: Int32, events: UInt32, slot: Int, generation: UInt32) -> Bool {
+        lock.withLock {
+            if epollFD < 0 && (refused || !makeSet()) { return false }
+            let data = UInt64(generation) << 32 | UInt64(UInt32(truncatingIfNeeded: slot))
+            do throws(Errno) {
+                try EpollCalls.control(epollFD, .add, fd: fd, events: events | EpollCalls.edgeTriggered, data: data)
+            } catch {
+                return false
+            }
+            while entries.count <= slot { entries.append(nil) }
+            entries[slot] = Entry(generation: generation, source: source)
+            watchedCount.wrappingAdd(1, ordering: .releasing)
+            return true
+        }
+    }
+
+    /// Takes `source`'s descriptor out of the set: no event reaches it afterwards.
+    /// Manager thread; the descriptor may already be closed (then epoll dropped it).
+    func remove(_ source: DispatchSource, fd: Int32, slot: Int) {
+        lock.withLock {
+            guard slot < entries.count, let entry = entries[slot], entry.source === source else { return }
+            try? EpollCalls.control(epollFD, .delete, fd: fd, events: 0, data: 0)
+            entries[slot] = nil
+            watchedCount.wrappingSubtract(1, ordering: .relaxed)
+        }
+    }
+
+    /// The watcher's sleep: in the set, until an event, a post of `event` (its eventfd)
+    /// or `timeoutNanoseconds` (< 0: none). Returns how many descriptor events it left
+    /// in `ready` (0 when a post came first or the time ran out; `deliver` takes them),
+    /// or nil when another thread still sleeps in the set: the caller then sleeps on its
+    /// futex, and `left` tells that thread, when it leaves the set, to post the band's
+    /// watcher. One sleeper at most: epoll hands an event (the eventfd's too) to one of
+    /// its waiters, so a second sleeper could take the wake meant for the first, which
+    /// would sleep on with work waiting for it.
+    func wait(_ event: FutexEvent, ifUnchangedFrom seen: UInt32, timeoutNanoseconds: Int64,
+              into ready: UnsafeMutablePointer<UInt64>, left: inout Bool) -> Int? {
+        // The wish first: a sleeper that leaves after this exchange fails sees it.
+        waitingForTheSet.store(true, ordering: .sequentiallyConsistent)
+        guard watcherWaiting.compareExchange(expected: false, desired: true,
+                                             ordering: .sequentiallyConsistent).exchanged else { return nil }
+        rl_event_sleep_in_epoll(event.word, wakeFD)
+        var count: Int32 = 0
+        // After the mark (and its fence): a post before it shows here, one after it
+        // writes the eventfd.
+        if event.snapshot == seen {
+            count = rl_epoll_wait_data_ns(epollFD, ready, Int32(Self.eventsPerLook), timeoutNanoseconds)
+        }
+        rl_event_sleep_in_epoll(event.word, -1)
+        watcherWaiting.store(false, ordering: .sequentiallyConsistent)
+        left = waitingForTheSet.exchange(false, ordering: .sequentiallyConsistent)
+        // Only descriptors' events count: the eventfd's is a post, seen by the caller's loop.
+        var kept = 0
+        for index in 0..<Int(max(count, 0)) where ready[index] != Self.wakeData {
+            ready[kept] = ready[index]
+            kept += 1
+        }
+        return kept
+    }
+
+    /// Takes what is ready without waiting (a busy worker's look, the manager's).
+    func takeReady(into ready: UnsafeMutablePointer<UInt64>) -> Int {
+        guard watchedCount.load(ordering: .acquiring) > 0 else { return 0 }
+        lastLook.store(MonotonicClock.nanoseconds, ordering: .relaxed)
+        return Int(max(rl_epoll_wait_data_ns(epollFD, ready, Int32(Self.eventsPerLook), 0), 0))
+    }
+
+    /// Whether a busy worker should look now: descriptors watched, no watcher sleeping
+    /// in the set, and no look for `busyLookNanoseconds`. Claims the look.
+    func busyLookDue(at now: UInt64) -> Bool {
+        guard watchedCount.load(ordering: .relaxed) > 0, !watcherWaiting.load(ordering: .relaxed) else { return false }
+        let last = lastLook.load(ordering: .relaxed)
+        guard now &- last >= Self.busyLookNanoseconds else { return false }
+        return lastLook.compareExchange(expected: last, desired: now, ordering: .relaxed).exchanged
+    }
+
+    /// Merges each event of `ready` into its source (which queues the delivery); returns
+    /// how many reached a source. `byManager` says whose look it was (statistics).
+    @discardableResult
+    func deliver(_ ready: UnsafeMutablePointer<UInt64>, _ count: Int, byManager: Bool, trace: TraceBuffer?) -> Int {
+        if count == 0 { return 0 }
+        var delivered = 0
+        lock.withLock {
+            for index in 0..<count where ready[index] != Self.wakeData {
+                let slot = Int(ready[index] & 0xFFFF_FFFF)
+                guard slot < entries.count, let entry = entries[slot],
+                      entry.generation == UInt32(truncatingIfNeeded: ready[index] >> 32) else { continue }
+                if let trace {
+                    var kind = TraceSourceKind.read
+                    if case .write = entry.source.kind { kind = .write }
+                    trace.record(.sourceEvent, aux: kind.rawValue, subject: UInt64(entry.source.handle))
+                }
+                entry.source.post(1)
+                delivered += 1
+            }
+        }
+        if delivered > 0 && byManager {
+            eventsTakenByManager.wrappingAdd(delivered, ordering: .relaxed)
+        } else if delivered > 0 {
+            eventsTakenByBand.wrappingAdd(delivered, ordering: .relaxed)
+        }
+        return delivered
+    }
+
+    /// Under `lock`: the set and its wake eventfd (edge-triggered and never read: each
+    /// write is one event). False, with a warning, when the kernel refuses either.
+    private func makeSet() -> Bool {
+        do throws(Errno) {
+            let epoll = try EpollCalls.create()
+            let wake = rl_eventfd_create()
+            if wake < 0 {
+                Descriptors.close(epoll)
+                throw Errno(negated: wake)
+            }
+            do throws(Errno) {
+                try EpollCalls.control(epoll, .add, fd: wake, events: Descriptors.readable | EpollCalls.edgeTriggered,
+                                       data: Self.wakeData)
+            } catch {
+                Descriptors.close(epoll)
+                Descriptors.close(wake)
+                throw error
+            }
+            (epollFD, wakeFD) = (epoll, wake)
+            return true
+        } catch {
+            refused = true
+            ringletWarning("the \(band.name) band could not make its epoll set (\(error.name)); its read and write "
+                + "sources are polled by the manager, one more wake-up per event. Raise the open-file limit "
+                + "(ulimit -n) if it says EMFILE")
+            return false
+        }
+    }
+}
