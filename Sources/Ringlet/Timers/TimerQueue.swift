@@ -132,7 +132,7 @@ struct TimerQueue {
     /// wide leeway saw fires end beyond their window, with at most 5 ms none did, for
     /// slightly more wake-ups per period (`make bench`).
     mutating func nextAim(maximumMargin: UInt64 = Self.maximumMargin) -> UInt64? {
-        dropStale(&byEnd)
+        Self.dropStale(&byEnd, entries)
         guard let top = byEnd.top else { return nil }
         // A staged timer is aimed at exactly when it is due: its worker keeps the time.
         let margin = entries[top.slot].advance > 0 ? 0 : min(entries[top.slot].leeway / 8, maximumMargin)
@@ -143,7 +143,7 @@ struct TimerQueue {
 
     /// The earliest deadline armed (the first window to open), nil when none is.
     mutating func earliestDeadline() -> UInt64? {
-        dropStale(&byDeadline)
+        Self.dropStale(&byDeadline, entries)
         return byDeadline.top?.key
     }
 
@@ -162,7 +162,7 @@ struct TimerQueue {
     /// Appends the fires to `fired`, whose storage the caller keeps (`TimerTable.due`).
     mutating func fire(at now: UInt64, into fired: inout [Firing]) {
         while true {
-            dropStale(&byDeadline)
+            Self.dropStale(&byDeadline, entries)
             guard let top = byDeadline.top, top.key <= now else { break }
             _ = byDeadline.pop()
             let slot = top.slot
@@ -194,7 +194,10 @@ struct TimerQueue {
         byDeadline.push(key: entry.deadline, slot: slot, generation: entry.generation)
     }
 
-    private func dropStale(_ heap: inout MinHeap) {
+    /// Pops the heap's entries for timers disarmed or re-armed since. Static, with the
+    /// entries passed apart: as a method, its borrow of `self` shared the heap's storage
+    /// with the `inout` heap, and each pop copied the whole heap.
+    private static func dropStale(_ heap: inout MinHeap, _ entries: [Entry]) {
         while let top = heap.top {
             let entry = entries[top.slot]
             if entry.armed && entry.generation == top.generation { return }
