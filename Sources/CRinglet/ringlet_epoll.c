@@ -63,7 +63,8 @@ int rl_epoll_wait_data_ns(int epfd, unsigned long long *data, int capacity, long
             tsp = &ts;
         }
         n = (int)syscall(SYS_epoll_pwait2, epfd, ready, capacity, tsp, NULL, 0);
-        if (n >= 0 || errno != ENOSYS) goto done;
+        // ENOSYS: before Linux 5.11; EPERM: a seccomp filter that does not know it.
+        if (n >= 0 || (errno != ENOSYS && errno != EPERM)) goto done;
         __atomic_store_n(&no_pwait2, 1, __ATOMIC_RELAXED);
     }
 #endif

@@ -359,7 +359,8 @@ int rl_epoll_control(int epfd, int op, int fd, unsigned int events, unsigned lon
 /// Fills `data` and `events` per fd; returns their count, or -errno (-EINTR).
 int rl_epoll_wait(int epfd, unsigned long long *data, unsigned int *events, int capacity, int timeout_ms);
 /// epoll_pwait2(2) for at most `capacity` (≤ 64) ready fds, `timeout_ns` < 0: no limit;
-/// fills only `data`. Before Linux 5.11 (ENOSYS), epoll_wait(2) with the timeout
+/// fills only `data`. Before Linux 5.11 (ENOSYS, or EPERM from a seccomp filter that
+/// does not know the call), epoll_wait(2) with the timeout
 /// rounded up to a millisecond. Returns the count, or -errno (-EINTR).
 int rl_epoll_wait_data_ns(int epfd, unsigned long long *data, int capacity, long long timeout_ns);
 /// timerfd_create(CLOCK_MONOTONIC, TFD_NONBLOCK | TFD_CLOEXEC): its fd or -errno.

@@ -99,7 +99,9 @@ extension Scheduler {
     /// A busy worker's look at its band's descriptors while no watcher sleeps in them:
     /// it runs the handlers of what it finds, as a firing worker does.
     func takeDescriptorEvents(_ watched: BandDescriptors, on worker: Worker) {
-        let ready = watched.takeReady(into: worker.readyEvents)
+        var left = false
+        let ready = watched.takeReady(into: worker.readyEvents, left: &left)
+        if left { bandAimMovedEarlier(worker.band) }
         if ready == 0 { return }
         takingOwnPushes(on: worker) { trace in
             _ = watched.deliver(worker.readyEvents, ready, byManager: false, trace: trace)
@@ -183,6 +185,19 @@ extension Scheduler {
         let watcher = timerWatchers[band.rawValue] ?? idle[band.rawValue].last
         lock.unlock()
         watcher?.event.post()
+    }
+
+    /// Invoked with the lock held, from `workerWillBlock`: a parked worker of the
+    /// blocking worker's band to post so that it becomes the band's watcher, when the
+    /// band has none (its watcher woke to fire or take events, and is the one blocking
+    /// now) and keeps timers or descriptors; nil otherwise. Without it the band's windows
+    /// and events would wait for the manager's once-a-second look while a worker idles.
+    func watcherToPostLocked(_ worker: Worker) -> Worker? {
+        let band = worker.band.rawValue
+        guard worker.band != .reserve, timerWatchers[band] == nil, let idle = idle[band].last,
+              let kept = keptTimers[band] else { return nil }
+        let descriptors = (keptDescriptors[band]?.watchedCount.load(ordering: .relaxed) ?? 0) > 0
+        return descriptors || kept.aim.load(ordering: .relaxed) != .max ? idle : nil
     }
 
     /// Invoked with the lock held, from `workerWillBlock`: when the blocking worker's

@@ -309,8 +309,10 @@ final class Scheduler: @unchecked Sendable {
         // Work waits that this thread was running, or the pool is blocked: watch it.
         let armWatch = (runQueues.count > 0 || untimedBlockedCount == workers.count) && armWatchIfIdleLocked()
         let bandUnwatched = bandLosesItsWatcherLocked(worker)
+        let newWatcher = watcherToPostLocked(worker)
         lock.unlock()
         reserve?.event.post()
+        newWatcher?.event.post()
         if armWatch { scheduleWatchTick() }
         if let aim = bandUnwatched {
             RuntimeParts.shared.manager.takeUnretainedValue().submit(.bandTimersUnwatched, neededBy: aim)

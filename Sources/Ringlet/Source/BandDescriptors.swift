@@ -34,10 +34,13 @@ final class BandDescriptors: @unchecked Sendable {
     private var entries: [Entry?] = []
     /// Descriptors in the set now; read without the lock, > 0 publishes `epollFD`.
     let watchedCount = Atomic<Int>(0)
-    /// A watcher sleeps in the set now (no other thread need look; none other may sleep there).
+    /// A thread holds the set now: a watcher sleeping in it or a look (no other thread
+    /// need look; none other may wait there).
     let watcherWaiting = Atomic<Bool>(false)
     /// A watcher found the set taken and sleeps on its futex instead (`wait`).
     private let waitingForTheSet = Atomic<Bool>(false)
+    /// epoll refused a wait for good (warned once).
+    private let waitRefused = Atomic<Bool>(false)
     /// When a thread last took the set's events (monotonic ns).
     let lastLook = Atomic<UInt64>(0)
     /// Events delivered since start (`RuntimeStatistics`): by the band's own threads,
@@ -84,7 +87,12 @@ final class BandDescriptors: @unchecked Sendable {
     func remove(_ source: DispatchSource, fd: Int32, slot: Int) {
         lock.withLock {
             guard slot < entries.count, let entry = entries[slot], entry.source === source else { return }
-            try? EpollCalls.control(epollFD, .delete, fd: fd, events: 0, data: 0)
+            // Only while the number still names the source's file: closed under the
+            // source, epoll dropped it, and the number may name another source's file
+            // now, whose registration a delete would take away.
+            if let identity = source.descriptorIdentity, let now = Descriptors.identity(fd), now == identity {
+                try? EpollCalls.control(epollFD, .delete, fd: fd, events: 0, data: 0)
+            }
             entries[slot] = nil
             watchedCount.wrappingSubtract(1, ordering: .relaxed)
         }
@@ -93,17 +101,14 @@ final class BandDescriptors: @unchecked Sendable {
     /// The watcher's sleep: in the set, until an event, a post of `event` (its eventfd)
     /// or `timeoutNanoseconds` (< 0: none). Returns how many descriptor events it left
     /// in `ready` (0 when a post came first or the time ran out; `deliver` takes them),
-    /// or nil when another thread still sleeps in the set: the caller then sleeps on its
-    /// futex, and `left` tells that thread, when it leaves the set, to post the band's
-    /// watcher. One sleeper at most: epoll hands an event (the eventfd's too) to one of
-    /// its waiters, so a second sleeper could take the wake meant for the first, which
-    /// would sleep on with work waiting for it.
+    /// or nil when another thread holds the set (a watcher before it, or a look): the
+    /// caller then sleeps on its futex, and the holder posts the band's watcher when it
+    /// leaves (`left`, from `release`). One holder at most: epoll hands an event (the
+    /// eventfd's too) to one of its waiters, so a second thread in the set could take
+    /// the wake meant for the first, which would sleep on with work waiting for it.
     func wait(_ event: FutexEvent, ifUnchangedFrom seen: UInt32, timeoutNanoseconds: Int64,
               into ready: UnsafeMutablePointer<UInt64>, left: inout Bool) -> Int? {
-        // The wish first: a sleeper that leaves after this exchange fails sees it.
-        waitingForTheSet.store(true, ordering: .sequentiallyConsistent)
-        guard watcherWaiting.compareExchange(expected: false, desired: true,
-                                             ordering: .sequentiallyConsistent).exchanged else { return nil }
+        guard claim(asWatcher: true) else { return nil }
         rl_event_sleep_in_epoll(event.word, wakeFD)
         var count: Int32 = 0
         // After the mark (and its fence): a post before it shows here, one after it
@@ -112,8 +117,8 @@ final class BandDescriptors: @unchecked Sendable {
             count = rl_epoll_wait_data_ns(epollFD, ready, Int32(Self.eventsPerLook), timeoutNanoseconds)
         }
         rl_event_sleep_in_epoll(event.word, -1)
-        watcherWaiting.store(false, ordering: .sequentiallyConsistent)
-        left = waitingForTheSet.exchange(false, ordering: .sequentiallyConsistent)
+        left = release()
+        if count < 0 && count != -Errno.interrupted.rawValue { return refusedWait(count) }
         // Only descriptors' events count: the eventfd's is a post, seen by the caller's loop.
         var kept = 0
         for index in 0..<Int(max(count, 0)) where ready[index] != Self.wakeData {
@@ -123,11 +128,50 @@ final class BandDescriptors: @unchecked Sendable {
         return kept
     }
 
-    /// Takes what is ready without waiting (a busy worker's look, the manager's).
-    func takeReady(into ready: UnsafeMutablePointer<UInt64>) -> Int {
-        guard watchedCount.load(ordering: .acquiring) > 0 else { return 0 }
+    /// Takes what is ready without waiting (a busy worker's look, the manager's), unless
+    /// another thread holds the set (then that thread takes it). `left`: as for `wait`.
+    func takeReady(into ready: UnsafeMutablePointer<UInt64>, left: inout Bool) -> Int {
+        guard watchedCount.load(ordering: .acquiring) > 0, claim(asWatcher: false) else { return 0 }
         lastLook.store(MonotonicClock.nanoseconds, ordering: .relaxed)
-        return Int(max(rl_epoll_wait_data_ns(epollFD, ready, Int32(Self.eventsPerLook), 0), 0))
+        let count = rl_epoll_wait_data_ns(epollFD, ready, Int32(Self.eventsPerLook), 0)
+        left = release()
+        // A wake found here was meant for no one: no watcher is in the set while we hold it.
+        var kept = 0
+        for index in 0..<Int(max(count, 0)) where ready[index] != Self.wakeData {
+            ready[kept] = ready[index]
+            kept += 1
+        }
+        return kept
+    }
+
+    /// Takes the set for one thread. A watcher that finds it taken says it waits
+    /// (`waitingForTheSet`) and tries once more: a holder that leaves after that second
+    /// try sees the wish (`release`), one that left before it let the try succeed.
+    private func claim(asWatcher: Bool) -> Bool {
+        if watcherWaiting.compareExchange(expected: false, desired: true,
+                                          ordering: .sequentiallyConsistent).exchanged { return true }
+        guard asWatcher else { return false }
+        waitingForTheSet.store(true, ordering: .sequentiallyConsistent)
+        return watcherWaiting.compareExchange(expected: false, desired: true,
+                                              ordering: .sequentiallyConsistent).exchanged
+    }
+
+    /// Gives the set back; true when a watcher waits for it (the caller posts the band's watcher).
+    private func release() -> Bool {
+        watcherWaiting.store(false, ordering: .sequentiallyConsistent)
+        return waitingForTheSet.exchange(false, ordering: .sequentiallyConsistent)
+    }
+
+    /// epoll refused the wait for good (a seccomp filter that answers EPERM to both
+    /// epoll_pwait2 and epoll_wait, say): warned once; the watcher sleeps on its futex
+    /// and the manager's looks take the events.
+    private func refusedWait(_ result: Int32) -> Int? {
+        if !waitRefused.exchange(true, ordering: .relaxed) {
+            ringletWarning("the \(band.name) band's epoll wait was refused (\(Errno(negated: result).name)); its read and "
+                + "write sources are served only by the manager's once-a-second look. Allow epoll_wait and "
+                + "epoll_pwait2 in the process's seccomp filter")
+        }
+        return nil
     }
 
     /// Whether a busy worker should look now: descriptors watched, no watcher sleeping

@@ -49,11 +49,13 @@ extension ManagerThread {
         return true
     }
 
-    /// Takes what a band's set has ready, unless its watcher sleeps in it (then nothing
-    /// is left unseen); the handlers go to workers. Inside the reap's wake batch.
+    /// Takes what a band's set has ready, unless another thread holds it (its watcher
+    /// sleeping there, which takes what comes); the handlers go to workers. Inside the
+    /// reap's wake batch.
     func takeBandDescriptorEvents(_ watched: BandDescriptors) {
-        if watched.watcherWaiting.load(ordering: .relaxed) { return }
-        let ready = watched.takeReady(into: bandReadyEvents)
+        var left = false
+        let ready = watched.takeReady(into: bandReadyEvents, left: &left)
+        if left { scheduler.bandAimMovedEarlier(watched.band) }
         watched.deliver(bandReadyEvents, ready, byManager: true, trace: trace)
     }
 

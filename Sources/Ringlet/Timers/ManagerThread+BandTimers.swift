@@ -39,9 +39,10 @@ extension ManagerThread {
             return earliest
         }
         if now == 0 { now = MonotonicClock.nanoseconds }
-        if bandBackstop == .max || bandBackstop <= now {
-            bandBackstop = max(backstopFrom, now) &+ Self.bandBackstopNanoseconds
-        }
+        // Held until it passes, but brought forward for a band whose look is due sooner
+        // (one armed after a far window set the backstop).
+        let due = max(backstopFrom, now) &+ Self.bandBackstopNanoseconds
+        if bandBackstop == .max || bandBackstop <= now || due < bandBackstop { bandBackstop = due }
         return min(earliest ?? .max, bandBackstop)
     }
 

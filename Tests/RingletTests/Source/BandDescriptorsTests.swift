@@ -25,6 +25,22 @@ import Testing
         await #expect(processExitsWith: .success) { BandDescriptorScenarios.timerLandsOnAPipeEvent() }
     }
 
+    @Test func aWatcherSleepingInTheSetIsWokenForWork() async {
+        await #expect(processExitsWith: .success) { BandDescriptorScenarios.watcherWokenForWork() }
+    }
+
+    @Test func aBlockedHandlersBandHandsTheSetToItsIdleWorker() async {
+        await #expect(processExitsWith: .success) { BandDescriptorScenarios.idleWorkerTakesTheSet() }
+    }
+
+    @Test func aSourceWhoseDescriptorWasClosedAndReusedLeavesTheNewOwnersWatch() async {
+        await #expect(processExitsWith: .success) { BandDescriptorScenarios.closedAndReused() }
+    }
+
+    @Test func aBandsDescriptorsBringTheManagersLookForwardPastAFarTimer() async {
+        await #expect(processExitsWith: .success) { BandDescriptorScenarios.lookNotHeldByAFarTimer() }
+    }
+
     @Test func aReadAndAWriteSourceOnOneSocketBothFire() async {
         await #expect(processExitsWith: .success) { BandDescriptorScenarios.readAndWriteOnOneSocket() }
     }
@@ -192,6 +208,150 @@ enum BandDescriptorScenarios {
         #expect(late < 1_500_000_000, "the timer fired \(late / 1_000_000) ms into its window, not on the pipe's wake-up")
         timer.cancel()
         reader.cancel()
+    }
+
+    /// The one utility worker of a two-core pool sleeps in its band's set (a read source
+    /// of the band is registered, nothing else is due): utility work pushed then wakes it
+    /// through the set's eventfd — no reserve may run it, no other thread would.
+    static func watcherWokenForWork() {
+        startRuntime(twoCoreConfiguration())
+        let pipe = TestPipe()
+        let reader = DispatchSource.makeReadSource(fileDescriptor: pipe.readEnd,
+                                                   queue: DispatchQueue(label: "test.band-fd.sleeper", qos: .utility))
+        let registered = DispatchSemaphore(value: 0)
+        reader.setRegistrationHandler { registered.signal() }
+        reader.setEventHandler { _ = pipe.read(4096) }
+        reader.activate()
+        #expect(waited(registered))
+        let scheduler = RuntimeParts.shared.scheduler.takeUnretainedValue()
+        guard let watched = scheduler.keptDescriptors(forIndex: RunQueueIndex.of(QoSPriority(.utility))) else {
+            Issue.record("no band watches utility descriptors")
+            return
+        }
+        for round in 0..<10 {
+            #expect(eventually { watched.watcherWaiting.load(ordering: .relaxed) }, "round \(round)")
+            let ran = DispatchSemaphore(value: 0)
+            DispatchQueue.global(qos: .utility).async { ran.signal() }
+            #expect(waited(ran), "utility work pushed while the band's worker slept in its set never ran")
+        }
+        reader.cancel()
+    }
+
+    /// Two default-QoS read sources on the high band's two workers: the worker that took
+    /// the first's event blocks in its handler; the other, parked, becomes the band's
+    /// watcher at that block and takes the second source's event — the manager does not
+    /// (it would only at its once-a-second look).
+    static func idleWorkerTakesTheSet() {
+        startRuntime(twoCoreConfiguration())
+        guard poolParked() else { Issue.record("the pool never parked"); return }
+        let blocker = TestPipe(), other = TestPipe()
+        let released = DispatchSemaphore(value: 0), blocked = DispatchSemaphore(value: 0)
+        let done = DispatchSemaphore(value: 0)
+        let first = DispatchSource.makeReadSource(fileDescriptor: blocker.readEnd,
+                                                  queue: DispatchQueue(label: "test.band-fd.high-blocker"))
+        first.setEventHandler {
+            _ = blocker.read(4096)
+            blocked.signal()
+            _ = released.wait(timeout: .now() + .seconds(20))
+            done.signal()
+        }
+        let second = DispatchSource.makeReadSource(fileDescriptor: other.readEnd,
+                                                   queue: DispatchQueue(label: "test.band-fd.high-other"))
+        second.setEventHandler {
+            if other.read(4096) > 0 { released.signal() }
+        }
+        let registered = DispatchGroup()
+        for source in [first, second] {
+            registered.enter()
+            source.setRegistrationHandler { registered.leave() }
+            source.activate()
+        }
+        #expect(waited(registered))
+        // Both high-band workers parked: the one that takes the first event leaves the
+        // other idle (a worker still busy then would make the manager watch the band).
+        guard poolParked() else { Issue.record("the pool never parked"); return }
+        blocker.write(1)
+        #expect(waited(blocked))
+        let before = Runtime.statistics
+        other.write(1)
+        #expect(waited(done, seconds: 15), "the second source's handler never released the first")
+        let after = Runtime.statistics
+        let byManager = after.descriptorEventsTakenByManager - before.descriptorEventsTakenByManager
+        #expect(byManager == 0, "the manager took \(byManager) events while a worker of the band was idle")
+        #expect(after.descriptorEventsTakenByBands > before.descriptorEventsTakenByBands)
+        first.cancel()
+        second.cancel()
+    }
+
+    /// A source's descriptor closed under it (misuse: the runtime warns and cancels it)
+    /// and the number reused for another pipe that a second source watches: the first
+    /// source's removal must not take the second's registration out of the band's set.
+    static func closedAndReused() {
+        startRuntime(twoCoreConfiguration())
+        let queue = DispatchQueue(label: "test.band-fd.reused", qos: .utility)
+        let old = TestPipe()
+        let number = old.readEnd
+        let first = DispatchSource.makeReadSource(fileDescriptor: number, queue: queue)
+        let registered = DispatchSemaphore(value: 0), cancelled = DispatchSemaphore(value: 0)
+        first.setRegistrationHandler { registered.signal() }
+        first.setEventHandler { _ = old.read(4096) }
+        first.setCancelHandler { cancelled.signal() }
+        first.activate()
+        #expect(waited(registered))
+        // The number now names a new pipe's read end.
+        let fresh = TestPipe()
+        #expect(dup2(fresh.readEnd, number) == number)
+        close(fresh.readEnd)
+        let received = AtomicCounter()
+        let second = DispatchSource.makeReadSource(fileDescriptor: number, queue: queue)
+        let secondRegistered = DispatchSemaphore(value: 0)
+        second.setRegistrationHandler { secondRegistered.signal() }
+        second.setEventHandler {
+            var bytes = [UInt8](repeating: 0, count: 64)
+            let count = read(number, &bytes, 64)
+            if count > 0 { received.increment(by: count) }
+        }
+        second.activate()
+        #expect(waited(secondRegistered))
+        first.cancel()
+        #expect(waited(cancelled))
+        var byte: UInt8 = 5
+        #expect(write(fresh.writeEnd, &byte, 1) == 1)
+        #expect(eventually { received.value == 1 }, "the second source never heard its pipe")
+        second.cancel()
+    }
+
+    /// The manager's one look at all bands is held until it passes, a second after the
+    /// earliest band's window: a high-band timer ten minutes away sets it ten minutes
+    /// out. A utility read source registered then needs a look within about a second, and
+    /// brings it forward.
+    static func lookNotHeldByAFarTimer() {
+        startRuntime(twoCoreConfiguration())
+        let far = DispatchSource.makeTimerSource(queue: DispatchQueue(label: "test.band-fd.far"))
+        far.schedule(deadline: .now() + .seconds(600), leeway: .milliseconds(10))
+        far.setEventHandler {}
+        let armed = DispatchSemaphore(value: 0)
+        far.setRegistrationHandler { armed.signal() }
+        far.activate()
+        #expect(waited(armed))
+        let lookIn: @Sendable () -> UInt64? = {
+            let manager = RuntimeParts.shared.manager.takeUnretainedValue()
+            return manager.bandDeadline().map { $0 &- MonotonicClock.nanoseconds }
+        }
+        let before = onManager(lookIn) ?? nil
+        #expect((before ?? 0) > 500_000_000_000, "the look before the read source: \(String(describing: before)) ns away")
+        let pipe = TestPipe()
+        let reader = DispatchSource.makeReadSource(fileDescriptor: pipe.readEnd,
+                                                   queue: DispatchQueue(label: "test.band-fd.near", qos: .utility))
+        let registered = DispatchSemaphore(value: 0)
+        reader.setRegistrationHandler { registered.signal() }
+        reader.setEventHandler { _ = pipe.read(4096) }
+        reader.activate()
+        #expect(waited(registered))
+        let after = onManager(lookIn) ?? nil
+        #expect((after ?? .max) <= 1_100_000_000, "the look after the read source: \(String(describing: after)) ns away")
+        reader.cancel()
+        far.cancel()
     }
 
     /// A socket watched for reading and for writing by two sources of one band: the
