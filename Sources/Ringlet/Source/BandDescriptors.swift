@@ -1,4 +1,3 @@
-import CRinglet
 import Synchronization
 
 /// The descriptors one worker band watches itself (Architecture, "Descriptors watched
@@ -109,14 +108,15 @@ final class BandDescriptors: @unchecked Sendable {
     func wait(_ event: FutexEvent, ifUnchangedFrom seen: UInt32, timeoutNanoseconds: Int64,
               into ready: UnsafeMutablePointer<UInt64>, left: inout Bool) -> Int? {
         guard claim(asWatcher: true) else { return nil }
-        rl_event_sleep_in_epoll(event.word, wakeFD)
+        event.sleepsInEpoll(on: wakeFD)
         var count: Int32 = 0
         // After the mark (and its fence): a post before it shows here, one after it
         // writes the eventfd.
         if event.snapshot == seen {
-            count = rl_epoll_wait_data_ns(epollFD, ready, Int32(Self.eventsPerLook), timeoutNanoseconds)
+            count = EpollCalls.waitForData(epollFD, into: ready, capacity: Self.eventsPerLook,
+                                           timeoutNanoseconds: timeoutNanoseconds)
         }
-        rl_event_sleep_in_epoll(event.word, -1)
+        event.sleepsInEpoll(on: nil)
         left = release()
         if count < 0 && count != -Errno.interrupted.rawValue { return refusedWait(count) }
         // Only descriptors' events count: the eventfd's is a post, seen by the caller's loop.
@@ -133,7 +133,7 @@ final class BandDescriptors: @unchecked Sendable {
     func takeReady(into ready: UnsafeMutablePointer<UInt64>, left: inout Bool) -> Int {
         guard watchedCount.load(ordering: .acquiring) > 0, claim(asWatcher: false) else { return 0 }
         lastLook.store(MonotonicClock.nanoseconds, ordering: .relaxed)
-        let count = rl_epoll_wait_data_ns(epollFD, ready, Int32(Self.eventsPerLook), 0)
+        let count = EpollCalls.waitForData(epollFD, into: ready, capacity: Self.eventsPerLook, timeoutNanoseconds: 0)
         left = release()
         // A wake found here was meant for no one: no watcher is in the set while we hold it.
         var kept = 0
@@ -216,20 +216,22 @@ final class BandDescriptors: @unchecked Sendable {
     private func makeSet() -> Bool {
         do throws(Errno) {
             let epoll = try EpollCalls.create()
-            let wake = rl_eventfd_create()
-            if wake < 0 {
+            let wake: EventFD
+            do throws(Errno) {
+                wake = try EventFD()
+            } catch {
                 Descriptors.close(epoll)
-                throw Errno(negated: wake)
+                throw error
             }
             do throws(Errno) {
-                try EpollCalls.control(epoll, .add, fd: wake, events: Descriptors.readable | EpollCalls.edgeTriggered,
+                try EpollCalls.control(epoll, .add, fd: wake.fd, events: Descriptors.readable | EpollCalls.edgeTriggered,
                                        data: Self.wakeData)
             } catch {
                 Descriptors.close(epoll)
-                Descriptors.close(wake)
+                wake.close()
                 throw error
             }
-            (epollFD, wakeFD) = (epoll, wake)
+            (epollFD, wakeFD) = (epoll, wake.fd)
             return true
         } catch {
             refused = true

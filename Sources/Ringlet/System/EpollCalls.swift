@@ -57,6 +57,15 @@ enum EpollCalls {
         }
     }
 
+    /// Waits at most `timeoutNanoseconds` (< 0: without limit; epoll_pwait2, or
+    /// epoll_wait rounded up to a millisecond where the kernel or a seccomp filter
+    /// refuses it) and fills `data` (at most `capacity` ≤ 64 entries); returns how many,
+    /// or -errno (EINTR included: a band's watcher loops anyway).
+    static func waitForData(_ epfd: Int32, into data: UnsafeMutablePointer<UInt64>, capacity: Int,
+                            timeoutNanoseconds: Int64) -> Int32 {
+        rl_epoll_wait_data_ns(epfd, data, Int32(capacity), timeoutNanoseconds)
+    }
+
     /// The CLOCK_MONOTONIC timerfd that stands for the one timeout the manager keeps armed.
     static func makeTimeoutTimer() throws(Errno) -> Int32 {
         if let injected = SyscallFaults.take(.timeoutTimer) { throw injected }

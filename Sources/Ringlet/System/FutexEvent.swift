@@ -45,6 +45,11 @@ struct FutexEvent: @unchecked Sendable {
     /// not reach it (ManagerThread+WorkerWakes.swift).
     var sleepsInEpoll: Bool { rl_event_sleeps_in_epoll(word) != 0 }
 
+    /// Marks its one sleeper as waiting in epoll on a set that holds `eventFD` (nil:
+    /// unmarks it): wakes then write that eventfd (Source/BandDescriptors.swift). Marking
+    /// ends with a fence, so the sleeper's next look at `snapshot` is ordered after it.
+    func sleepsInEpoll(on eventFD: Int32?) { rl_event_sleep_in_epoll(word, eventFD ?? -1) }
+
     /// Sleeps while the word still equals `seen`, at most `timeoutNanoseconds`
     /// (negative: no limit). Returns false only on timeout; true when posted or woken
     /// spuriously — callers re-check their condition either way.
