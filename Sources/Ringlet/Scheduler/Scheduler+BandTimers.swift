@@ -70,8 +70,7 @@ extension Scheduler {
             }
             lock.unlock()
             let timeout = until == .max ? -1 : Int64(clamping: until - now)
-            if isWatcher, let watched = keptDescriptors[band],
-               watched.watchedCount.load(ordering: .acquiring) > 0 {
+            if isWatcher, let watched = keptDescriptors[band], watched.watchesAny {
                 // The watcher of a band with descriptors sleeps in their epoll set.
                 var left = false
                 let taken = watched.wait(worker.event, ifUnchangedFrom: seen, timeoutNanoseconds: timeout,
@@ -84,9 +83,7 @@ extension Scheduler {
                     lock.unlock()
                     trace?.record(.woke)
                     watched.lastLook.store(MonotonicClock.nanoseconds, ordering: .relaxed)
-                    takingOwnPushes(on: worker) { trace in
-                        _ = watched.deliver(worker.readyEvents, ready, byManager: false, trace: trace)
-                    }
+                    runDescriptorEvents(watched, ready, on: worker)
                     return nil
                 }
                 if taken != nil { continue }
@@ -102,11 +99,19 @@ extension Scheduler {
         var left = false
         let ready = watched.takeReady(into: worker.readyEvents, left: &left)
         if left { bandAimMovedEarlier(worker.band) }
-        if ready == 0 { return }
+        if ready > 0 { runDescriptorEvents(watched, ready, on: worker) }
+    }
+
+    /// Merges the `ready` events a look of `worker` left in its buffer into their sources
+    /// and runs the handlers on `worker`.
+    private func runDescriptorEvents(_ watched: BandDescriptors, _ ready: Int, on worker: Worker) {
         takingOwnPushes(on: worker) { trace in
             _ = watched.deliver(worker.readyEvents, ready, byManager: false, trace: trace)
         }
     }
+
+    /// Whether band `band` (its raw value) has descriptors in its set.
+    func bandWatchesDescriptors(_ band: Int) -> Bool { keptDescriptors[band]?.watchesAny ?? false }
 
     /// Invoked with the lock held: `worker` leaves the parked list by itself.
     private func unparkLocked(_ worker: Worker) {
@@ -196,8 +201,7 @@ extension Scheduler {
         let band = worker.band.rawValue
         guard worker.band != .reserve, timerWatchers[band] == nil, let idle = idle[band].last,
               let kept = keptTimers[band] else { return nil }
-        let descriptors = (keptDescriptors[band]?.watchedCount.load(ordering: .relaxed) ?? 0) > 0
-        return descriptors || kept.aim.load(ordering: .relaxed) != .max ? idle : nil
+        return bandWatchesDescriptors(band) || kept.aim.load(ordering: .relaxed) != .max ? idle : nil
     }
 
     /// Invoked with the lock held, from `workerWillBlock`: when the blocking worker's
@@ -209,8 +213,7 @@ extension Scheduler {
         guard worker.band != .reserve, let kept = keptTimers[worker.band.rawValue],
               idle[worker.band.rawValue].isEmpty else { return nil }
         // Descriptors in the band's set: the manager polls the set from now on.
-        let descriptors = (keptDescriptors[worker.band.rawValue]?.watchedCount.load(ordering: .relaxed) ?? 0) > 0
-        let aim = descriptors ? 0 : kept.aim.load(ordering: .relaxed)
+        let aim = bandWatchesDescriptors(worker.band.rawValue) ? 0 : kept.aim.load(ordering: .relaxed)
         if aim == .max { return nil }
         let bit = UInt8(1) << UInt8(worker.band.rawValue)
         if bandsTheManagerWatches.bitwiseOr(bit, ordering: .relaxed).oldValue & bit != 0 { return nil }

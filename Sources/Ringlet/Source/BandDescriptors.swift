@@ -33,6 +33,9 @@ final class BandDescriptors: @unchecked Sendable {
     private var entries: [Entry?] = []
     /// Descriptors in the set now; read without the lock, > 0 publishes `epollFD`.
     let watchedCount = Atomic<Int>(0)
+
+    /// Whether any descriptor is in the set (and `epollFD` may be used).
+    var watchesAny: Bool { watchedCount.load(ordering: .acquiring) > 0 }
     /// A thread holds the set now: a watcher sleeping in it or a look (no other thread
     /// need look; none other may wait there).
     let watcherWaiting = Atomic<Bool>(false)
@@ -120,24 +123,25 @@ final class BandDescriptors: @unchecked Sendable {
         left = release()
         if count < 0 && count != -Errno.interrupted.rawValue { return refusedWait(count) }
         // Only descriptors' events count: the eventfd's is a post, seen by the caller's loop.
-        var kept = 0
-        for index in 0..<Int(max(count, 0)) where ready[index] != Self.wakeData {
-            ready[kept] = ready[index]
-            kept += 1
-        }
-        return kept
+        return Self.dropWakes(ready, count)
     }
 
     /// Takes what is ready without waiting (a busy worker's look, the manager's), unless
     /// another thread holds the set (then that thread takes it). `left`: as for `wait`.
     func takeReady(into ready: UnsafeMutablePointer<UInt64>, left: inout Bool) -> Int {
-        guard watchedCount.load(ordering: .acquiring) > 0, claim(asWatcher: false) else { return 0 }
+        guard watchesAny, claim(asWatcher: false) else { return 0 }
         lastLook.store(MonotonicClock.nanoseconds, ordering: .relaxed)
         let count = EpollCalls.waitForData(epollFD, into: ready, capacity: Self.eventsPerLook, timeoutNanoseconds: 0)
         left = release()
         // A wake found here was meant for no one: no watcher is in the set while we hold it.
+        return Self.dropWakes(ready, count)
+    }
+
+    /// Keeps the descriptors' events of the `count` in `ready` (a negative count: none),
+    /// in front; returns how many.
+    private static func dropWakes(_ ready: UnsafeMutablePointer<UInt64>, _ count: Int32) -> Int {
         var kept = 0
-        for index in 0..<Int(max(count, 0)) where ready[index] != Self.wakeData {
+        for index in 0..<Int(max(count, 0)) where ready[index] != wakeData {
             ready[kept] = ready[index]
             kept += 1
         }
@@ -177,7 +181,7 @@ final class BandDescriptors: @unchecked Sendable {
     /// Whether a busy worker should look now: descriptors watched, no watcher sleeping
     /// in the set, and no look for `busyLookNanoseconds`. Claims the look.
     func busyLookDue(at now: UInt64) -> Bool {
-        guard watchedCount.load(ordering: .relaxed) > 0, !watcherWaiting.load(ordering: .relaxed) else { return false }
+        guard watchesAny, !watcherWaiting.load(ordering: .relaxed) else { return false }
         let last = lastLook.load(ordering: .relaxed)
         guard now &- last >= Self.busyLookNanoseconds else { return false }
         return lastLook.compareExchange(expected: last, desired: now, ordering: .relaxed).exchanged

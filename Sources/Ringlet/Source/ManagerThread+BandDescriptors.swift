@@ -66,7 +66,7 @@ extension ManagerThread {
         for band in 0..<3 {
             let bit = UInt8(1) << UInt8(band)
             guard watchedBands & bit != 0, bandDescriptorPolls & bit == 0, let watched = scheduler.keptDescriptors[band],
-                  watched.watchedCount.load(ordering: .acquiring) > 0 else { continue }
+                  watched.watchesAny else { continue }
             bandDescriptorPolls |= bit
             let fd = watched.epollFD
             retrying(ring) { () throws(Errno) in

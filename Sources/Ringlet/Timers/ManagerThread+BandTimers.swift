@@ -28,8 +28,7 @@ extension ManagerThread {
             guard let kept = scheduler.keptTimers[band] else { continue }
             let aim = kept.aim.load(ordering: .acquiring)
             // A band's descriptors (BandDescriptors) get the same look, timers or not.
-            let descriptors = (scheduler.keptDescriptors[band]?.watchedCount.load(ordering: .relaxed) ?? 0) > 0
-            if aim == .max && !descriptors { continue }
+            if aim == .max && !scheduler.bandWatchesDescriptors(band) { continue }
             if watched & (1 << UInt8(band)) != 0 && aim != .max && aim < earliest ?? .max { earliest = aim }
             if aim == .max && now == 0 { now = MonotonicClock.nanoseconds }
             backstopFrom = min(backstopFrom, aim == .max ? now : aim)

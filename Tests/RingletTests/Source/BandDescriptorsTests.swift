@@ -97,32 +97,10 @@ enum BandDescriptorScenarios {
     /// manager takes the event, a reserve worker runs it), which releases the first.
     static func blockedInRingletWait() {
         startRuntime(twoCoreConfiguration())
-        let blocker = TestPipe(), other = TestPipe()
-        let released = DispatchSemaphore(value: 0)
-        let blocked = DispatchSemaphore(value: 0)
-        let done = DispatchSemaphore(value: 0)
-        let first = DispatchSource.makeReadSource(fileDescriptor: blocker.readEnd,
-                                                  queue: DispatchQueue(label: "test.band-fd.blocker", qos: .utility))
-        first.setEventHandler {
-            _ = blocker.read(4096)
-            blocked.signal()
-            _ = released.wait(timeout: .now() + .seconds(20))
-            done.signal()
-        }
-        let second = DispatchSource.makeReadSource(fileDescriptor: other.readEnd,
-                                                   queue: DispatchQueue(label: "test.band-fd.other", qos: .utility))
-        second.setEventHandler {
-            if other.read(4096) > 0 { released.signal() }
-        }
-        let registered = DispatchGroup()
-        for source in [first, second] {
-            registered.enter()
-            source.setRegistrationHandler { registered.leave() }
-            source.activate()
-        }
-        #expect(waited(registered))
-        blocker.write(1)
-        #expect(waited(blocked))
+        let pair = BlockedPair(qos: .utility, label: "test.band-fd.utility")
+        #expect(waited(pair.registered))
+        pair.blocker.write(1)
+        #expect(waited(pair.blocked))
         let scheduler = RuntimeParts.shared.scheduler.takeUnretainedValue()
         // The band asked the manager to watch it when its worker blocked (no timer of
         // the band is armed: its descriptors alone made it ask).
@@ -130,14 +108,13 @@ enum BandDescriptorScenarios {
         let manager = RuntimeParts.shared.manager.takeUnretainedValue()
         let polls = manager.bandDescriptorPollsCompleted.load(ordering: .relaxed)
         let before = Runtime.statistics
-        other.write(1)
-        #expect(waited(done, seconds: 15), "the second source's handler never released the first")
+        pair.other.write(1)
+        #expect(waited(pair.done, seconds: 15), "the second source's handler never released the first")
         let byManager = Runtime.statistics.descriptorEventsTakenByManager - before.descriptorEventsTakenByManager
         #expect(byManager >= 1, "the manager took \(byManager) events of the blocked band's set")
         // Through its poll of the set, not at its once-a-second look.
         #expect(manager.bandDescriptorPollsCompleted.load(ordering: .relaxed) > polls)
-        first.cancel()
-        second.cancel()
+        pair.cancel()
     }
 
     /// A cancelled source's descriptor leaves the band's set: a byte written after its
@@ -244,43 +221,21 @@ enum BandDescriptorScenarios {
     static func idleWorkerTakesTheSet() {
         startRuntime(twoCoreConfiguration())
         guard poolParked() else { Issue.record("the pool never parked"); return }
-        let blocker = TestPipe(), other = TestPipe()
-        let released = DispatchSemaphore(value: 0), blocked = DispatchSemaphore(value: 0)
-        let done = DispatchSemaphore(value: 0)
-        let first = DispatchSource.makeReadSource(fileDescriptor: blocker.readEnd,
-                                                  queue: DispatchQueue(label: "test.band-fd.high-blocker"))
-        first.setEventHandler {
-            _ = blocker.read(4096)
-            blocked.signal()
-            _ = released.wait(timeout: .now() + .seconds(20))
-            done.signal()
-        }
-        let second = DispatchSource.makeReadSource(fileDescriptor: other.readEnd,
-                                                   queue: DispatchQueue(label: "test.band-fd.high-other"))
-        second.setEventHandler {
-            if other.read(4096) > 0 { released.signal() }
-        }
-        let registered = DispatchGroup()
-        for source in [first, second] {
-            registered.enter()
-            source.setRegistrationHandler { registered.leave() }
-            source.activate()
-        }
-        #expect(waited(registered))
+        let pair = BlockedPair(qos: .default, label: "test.band-fd.high")
+        #expect(waited(pair.registered))
         // Both high-band workers parked: the one that takes the first event leaves the
         // other idle (a worker still busy then would make the manager watch the band).
         guard poolParked() else { Issue.record("the pool never parked"); return }
-        blocker.write(1)
-        #expect(waited(blocked))
+        pair.blocker.write(1)
+        #expect(waited(pair.blocked))
         let before = Runtime.statistics
-        other.write(1)
-        #expect(waited(done, seconds: 15), "the second source's handler never released the first")
+        pair.other.write(1)
+        #expect(waited(pair.done, seconds: 15), "the second source's handler never released the first")
         let after = Runtime.statistics
         let byManager = after.descriptorEventsTakenByManager - before.descriptorEventsTakenByManager
         #expect(byManager == 0, "the manager took \(byManager) events while a worker of the band was idle")
         #expect(after.descriptorEventsTakenByBands > before.descriptorEventsTakenByBands)
-        first.cancel()
-        second.cancel()
+        pair.cancel()
     }
 
     /// A source's descriptor closed under it (misuse: the runtime warns and cancels it)
@@ -385,5 +340,43 @@ enum BandDescriptorScenarios {
         reader.cancel()
         writer.resume()
         writer.cancel()
+    }
+}
+
+/// Two read sources of one QoS on two pipes: the first's handler blocks in a semaphore
+/// wait until the second's handler, run on a byte of its pipe, releases it.
+private struct BlockedPair {
+    let blocker = TestPipe(), other = TestPipe()
+    let released = DispatchSemaphore(value: 0), blocked = DispatchSemaphore(value: 0)
+    let done = DispatchSemaphore(value: 0)
+    let registered = DispatchGroup()
+    let first: DispatchSourceRead, second: DispatchSourceRead
+
+    init(qos: DispatchQoS, label: String) {
+        let (blocker, other) = (self.blocker, self.other)
+        let (released, blocked, done) = (self.released, self.blocked, self.done)
+        first = DispatchSource.makeReadSource(fileDescriptor: blocker.readEnd,
+                                              queue: DispatchQueue(label: label + ".blocker", qos: qos))
+        first.setEventHandler {
+            _ = blocker.read(4096)
+            blocked.signal()
+            _ = released.wait(timeout: .now() + .seconds(20))
+            done.signal()
+        }
+        second = DispatchSource.makeReadSource(fileDescriptor: other.readEnd,
+                                               queue: DispatchQueue(label: label + ".other", qos: qos))
+        second.setEventHandler {
+            if other.read(4096) > 0 { released.signal() }
+        }
+        for source in [first, second] {
+            registered.enter()
+            source.setRegistrationHandler { [registered] in registered.leave() }
+            source.activate()
+        }
+    }
+
+    func cancel() {
+        first.cancel()
+        second.cancel()
     }
 }
