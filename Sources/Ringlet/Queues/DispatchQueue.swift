@@ -68,7 +68,8 @@ public final class DispatchQueue: DispatchObject, @unchecked Sendable {
     /// The queue's state machine, under `lock` (QueueState.swift). A `ParkingLock`:
     /// its word lives in the queue's own allocation.
     let lock = ParkingLock()
-    var state: QueueState
+    // Unchecked: `lock` keeps the accesses apart (Scheduler's `runQueues` says why).
+    @exclusivity(unchecked) var state: QueueState
     /// QoS this queue imposes on its items: its own, else its target chain's
     /// (`.unspecified` when the chain has none: items keep their own).
     var floorPriority: QoSPriority {

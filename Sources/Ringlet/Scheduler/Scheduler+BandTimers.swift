@@ -127,8 +127,10 @@ extension Scheduler {
     }
 
     /// Runs `body` (a window's fires, a look at the band's descriptors) on `worker`, not
-    /// parked, which then runs the handlers `body` pushed: the parked workers of its
-    /// band that the pushes chose are put back to sleep unwoken; wakes of other bands go out.
+    /// parked, which then runs the handlers `body` pushed: pushes for its band's own
+    /// work wake nobody (`enqueue`, `callerTakesItNext`); a parked worker of its band
+    /// that another push chose (work another band's workers may take too) is put back
+    /// to sleep unwoken; wakes of other bands go out.
     func takingOwnPushes(on worker: Worker, _ body: (TraceBuffer?) -> Void) {
         guard let context = worker.context else { return }
         context.batchingWakes = true
@@ -175,12 +177,16 @@ extension Scheduler {
         return counts
     }
 
-    /// True when the calling thread is a worker firing its band's window that may take
-    /// work at `index`: it runs what it pushes next, so nothing waits for a thread.
+    /// True when the calling thread is a worker firing its band's window (or taking its
+    /// band's descriptor events) and work at `index` is its band's own: it runs what it
+    /// pushes next, so nothing waits for a thread.
+    @inline(__always)
     func callerTakesItNext(_ index: Int) -> Bool {
-        guard let context = ThreadContext.currentIfPresent, context.batchingWakes,
-              let worker = context.worker else { return false }
-        return worker.band.indices.contains(index)
+        guard let raw = ThreadControl.contextPointer else { return false }
+        return Unmanaged<ThreadContext>.fromOpaque(raw)._withUnsafeGuaranteedRef { context in
+            guard context.batchingWakes, let worker = context.worker else { return false }
+            return WorkerBand.wakeOrder(for: index).first == worker.band
+        }
     }
 
     /// The manager armed a timer that moved `band`'s next window earlier: its watcher (or

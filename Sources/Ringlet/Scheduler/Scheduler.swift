@@ -23,19 +23,22 @@ final class Scheduler: @unchecked Sendable {
     // can throw: a throwing initialiser runs no deinit, so nothing may be allocated
     // before it (a refused start frees what it made).
     let lock: FutexLock
-    var runQueues: RunQueues
+    // The properties under `lock` are marked `@exclusivity(unchecked)`: the lock already
+    // keeps their accesses apart, and the runtime's dynamic check costs a call into the
+    // Swift runtime (and a TLS lookup) per access on the path every wake-up takes.
+    @exclusivity(unchecked) var runQueues: RunQueues
     /// The highest occupied run-queue index (-1: none), readable without the lock;
     /// drainers poll it between items to yield to more urgent work.
     private let highestPendingHint = Atomic<Int>(-1)
-    var idle: [[Worker]] = Array(repeating: [], count: WorkerBand.allCases.count)
+    @exclusivity(unchecked) var idle: [[Worker]] = Array(repeating: [], count: WorkerBand.allCases.count)
     private(set) var workers: [Worker] = []
-    var blockedCount = 0
-    var activeReserve = 0
-    var reserveCount = 0
+    @exclusivity(unchecked) var blockedCount = 0
+    @exclusivity(unchecked) var activeReserve = 0
+    @exclusivity(unchecked) var reserveCount = 0
     private var startedThreads = 0
     private let started: FutexEvent
     /// Nodes taken from the run queues so far: the stall watch's progress mark.
-    var progress: UInt64 = 0
+    @exclusivity(unchecked) var progress: UInt64 = 0
     /// Nodes taken per QoS class (`RunQueueIndex.classOrdinal`), for the stall watch.
     let takenPerClass: UnsafeMutablePointer<UInt64>
     /// Pool threads blocked in waits without a timeout.
@@ -48,11 +51,11 @@ final class Scheduler: @unchecked Sendable {
     var coveredInKernelTotal: UInt64 = 0
     /// The timers each band keeps (high, utility, background; Scheduler+BandTimers.swift),
     /// nil for a band without workers.
-    var keptTimers: [BandTimers?] = []
+    let keptTimers: [BandTimers?]
     /// The descriptors each band watches (same bands; Source/BandDescriptors.swift).
-    var keptDescriptors: [BandDescriptors?] = []
+    let keptDescriptors: [BandDescriptors?]
     /// Each band's parked worker that sleeps until its band's next window. Under `lock`.
-    var timerWatchers: [Worker?] = [nil, nil, nil]
+    @exclusivity(unchecked) var timerWatchers: [Worker?] = [nil, nil, nil]
     /// Bands whose timers the manager fires too while a worker of theirs is blocked
     /// (bit per band). Set by the band's workers, cleared by the manager.
     let bandsTheManagerWatches = Atomic<UInt8>(0)
@@ -171,13 +174,24 @@ final class Scheduler: @unchecked Sendable {
     func enqueue(_ node: WorkNodeRef) {
         ForkGuard.check("submitting work")
         let index = RunQueueIndex.of(node.pointee.priority)
+        // A worker firing its band's window (or taking its descriptors' events) runs
+        // what it pushes for its own band next: no parked neighbour is woken for it,
+        // and nothing waits for a thread, so the stall watch is not armed either.
+        let takesItNext = callerTakesItNext(index)
         lock.lock()
         runQueues.append(node, at: index)
         highestPendingHint.store(runQueues.highestIndex, ordering: .relaxed)
-        let wake = pickWorkerToWakeLocked(for: index)
-        // No thread may take it now: the stall watch looks until it is taken — unless
-        // the caller is a worker firing its band's timers, which takes it next.
-        let armWatch = wake == nil && !callerTakesItNext(index) && armWatchIfIdleLocked()
+        var wake: Worker?
+        if takesItNext {
+            // A parked worker of the band it would have woken: counted as a wake taken.
+            if !idle[WorkerBand.wakeOrder(for: index).first.rawValue].isEmpty {
+                wakesTakenByFiringWorker.wrappingAdd(1, ordering: .relaxed)
+            }
+        } else {
+            wake = pickWorkerToWakeLocked(for: index)
+        }
+        // No thread may take it now: the stall watch looks until it is taken.
+        let armWatch = wake == nil && !takesItNext && armWatchIfIdleLocked()
         lock.unlock()
         if let wake { post(wake) }
         if armWatch { scheduleWatchTick() }

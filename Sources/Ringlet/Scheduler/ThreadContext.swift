@@ -6,6 +6,10 @@ import Synchronization
 ///
 /// Workers create theirs at start; other threads (main, foreign) get one lazily,
 /// released by a pthread key destructor when the thread exits.
+///
+/// The properties its own thread alone reads and writes on the item path are
+/// `@exclusivity(unchecked)`: nothing else can overlap their accesses, and the runtime's
+/// dynamic check costs a call into the Swift runtime per access on every wake-up's path.
 final class ThreadContext {
     /// The pool thread this is, or nil for the main thread and foreign threads.
     let worker: Worker?
@@ -37,19 +41,19 @@ final class ThreadContext {
     /// Queues this thread still holds below the current one: each `sync` that ran on
     /// this thread from inside another queue's item pushes that queue here (GCD's
     /// thread frames). Empty outside nested syncs, so plain items never touch it.
-    var outerQueues: [Unmanaged<DispatchQueue>] = []
+    @exclusivity(unchecked) var outerQueues: [Unmanaged<DispatchQueue>] = []
 
     /// The queues this thread is draining, outermost first: a queue's drain runs
     /// nested inside its serial target's. A nested drain stops when any queue below
     /// it is suspended (`outerDrainStopped`), as it would had the target been drained
     /// item by item. Unretained: each drainer keeps its queue alive.
-    var drainingQueues: [Unmanaged<DispatchQueue>] = []
+    @exclusivity(unchecked) var drainingQueues: [Unmanaged<DispatchQueue>] = []
     /// Targets whose release waits for an outer queue's deinit to end
     /// (`DispatchQueue.releaseTarget`); nil while no deinit on this thread releases one.
     var targetsToRelease: [DispatchQueue]?
     /// Spins of this worker, at a serial queue run dry, that ended with no push since
     /// the last one that paid off (see `DispatchQueue.waitBrieflyForPushLocked`).
-    var fruitlessSpins = 0
+    @exclusivity(unchecked) var fruitlessSpins = 0
 
     /// True when a queue this thread drains beneath the innermost one was suspended:
     /// the innermost drain must stop at its next item boundary.
@@ -140,12 +144,12 @@ final class ThreadContext {
     /// Items this thread submitted and ran, per QoS (for `Runtime.statistics`).
     let counters = ItemCounters()
     /// Free work nodes this thread keeps (see `WorkNodePool`), linked through `next`.
-    var nodeCache: WorkNodeRef?
-    var nodeCacheCount = 0
+    @exclusivity(unchecked) var nodeCache: WorkNodeRef?
+    @exclusivity(unchecked) var nodeCacheCount = 0
     /// The thread defers the wakes its pushes choose (`Scheduler.beginWakeBatch`), and
     /// those it deferred. Its own thread only.
-    var batchingWakes = false
-    var batchedWakes: [Worker] = []
+    @exclusivity(unchecked) var batchingWakes = false
+    @exclusivity(unchecked) var batchedWakes: [Worker] = []
     /// This thread's trace ring, nil with tracing off (`TraceRecorder`): the one load
     /// and branch every traced point of the item path pays when nobody traces.
     let trace: TraceBuffer?

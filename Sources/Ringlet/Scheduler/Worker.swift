@@ -36,7 +36,8 @@ final class Worker: @unchecked Sendable {
     /// Where its looks at its band's descriptors leave their events (BandDescriptors).
     let readyEvents = UnsafeMutablePointer<UInt64>.allocate(capacity: BandDescriptors.eventsPerLook)
     /// Under the scheduler lock.
-    var state: State = .searching
+    // Unchecked: the scheduler lock keeps the accesses apart (Scheduler's `runQueues` says why).
+    @exclusivity(unchecked) var state: State = .searching
     /// Has made its first look at the run queues (`Scheduler.start` waits for it). Under the scheduler lock.
     var ready = false
     /// Reserve threads only: activated to cover a blocked worker. Under the scheduler lock.

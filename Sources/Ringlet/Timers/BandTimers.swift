@@ -21,7 +21,8 @@ import Synchronization
 final class BandTimers: @unchecked Sendable {
     let band: WorkerBand
     private let lock = FutexLock()
-    private var table = TimerTable()
+    // Unchecked: `lock` keeps the accesses apart (Scheduler's `runQueues` says why).
+    @exclusivity(unchecked) private var table = TimerTable()
     /// When the band's watcher must wake (`TimerQueue.nextAim`; `.max`: no timer).
     /// Written under `lock`, read by workers without it.
     let aim = Atomic<UInt64>(.max)
