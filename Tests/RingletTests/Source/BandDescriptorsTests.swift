@@ -160,12 +160,7 @@ enum BandDescriptorScenarios {
         startRuntime(twoCoreConfiguration())
         let queue = DispatchQueue(label: "test.band-fd.lands", qos: .utility)
         let pipe = TestPipe()
-        let reader = DispatchSource.makeReadSource(fileDescriptor: pipe.readEnd, queue: queue)
-        let registered = DispatchSemaphore(value: 0)
-        reader.setRegistrationHandler { registered.signal() }
-        reader.setEventHandler { _ = pipe.read(4096) }
-        reader.activate()
-        #expect(waited(registered))
+        let reader = drainingReader(pipe, on: queue)
         let fired = DispatchSemaphore(value: 0)
         let firedAt = Atomic<UInt64>(0)
         let timer = DispatchSource.makeTimerSource(queue: queue)
@@ -193,13 +188,7 @@ enum BandDescriptorScenarios {
     static func watcherWokenForWork() {
         startRuntime(twoCoreConfiguration())
         let pipe = TestPipe()
-        let reader = DispatchSource.makeReadSource(fileDescriptor: pipe.readEnd,
-                                                   queue: DispatchQueue(label: "test.band-fd.sleeper", qos: .utility))
-        let registered = DispatchSemaphore(value: 0)
-        reader.setRegistrationHandler { registered.signal() }
-        reader.setEventHandler { _ = pipe.read(4096) }
-        reader.activate()
-        #expect(waited(registered))
+        let reader = drainingReader(pipe, on: DispatchQueue(label: "test.band-fd.sleeper", qos: .utility))
         let scheduler = RuntimeParts.shared.scheduler.takeUnretainedValue()
         guard let watched = scheduler.keptDescriptors(forIndex: RunQueueIndex.of(QoSPriority(.utility))) else {
             Issue.record("no band watches utility descriptors")
@@ -296,13 +285,7 @@ enum BandDescriptorScenarios {
         let before = onManager(lookIn) ?? nil
         #expect((before ?? 0) > 500_000_000_000, "the look before the read source: \(String(describing: before)) ns away")
         let pipe = TestPipe()
-        let reader = DispatchSource.makeReadSource(fileDescriptor: pipe.readEnd,
-                                                   queue: DispatchQueue(label: "test.band-fd.near", qos: .utility))
-        let registered = DispatchSemaphore(value: 0)
-        reader.setRegistrationHandler { registered.signal() }
-        reader.setEventHandler { _ = pipe.read(4096) }
-        reader.activate()
-        #expect(waited(registered))
+        let reader = drainingReader(pipe, on: DispatchQueue(label: "test.band-fd.near", qos: .utility))
         let after = onManager(lookIn) ?? nil
         #expect((after ?? .max) <= 1_100_000_000, "the look after the read source: \(String(describing: after)) ns away")
         reader.cancel()
@@ -341,6 +324,18 @@ enum BandDescriptorScenarios {
         writer.resume()
         writer.cancel()
     }
+}
+
+/// A read source on `pipe` whose handler drains it, activated, once its registration
+/// handler ran (the descriptor is then in its band's set).
+private func drainingReader(_ pipe: TestPipe, on queue: DispatchQueue) -> DispatchSourceRead {
+    let reader = DispatchSource.makeReadSource(fileDescriptor: pipe.readEnd, queue: queue)
+    let registered = DispatchSemaphore(value: 0)
+    reader.setRegistrationHandler { registered.signal() }
+    reader.setEventHandler { _ = pipe.read(4096) }
+    reader.activate()
+    #expect(waited(registered), "the read source on fd \(pipe.readEnd) was never registered")
+    return reader
 }
 
 /// Two read sources of one QoS on two pipes: the first's handler blocks in a semaphore
