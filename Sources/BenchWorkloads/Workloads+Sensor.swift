@@ -41,27 +41,21 @@ extension Workloads {
         }
         var samples: [Double] = []
         timer(hertz: 50, qos: .userInitiated, "bench.sensor.sample") {
-            samples.append(Double(benchNow() % 1000))
-            if samples.count > 64 { samples.removeFirst(32) }
+            BenchSensorWork.sample(&samples)
             counts.add(\.samples)
         }
         timer(hertz: 10, qos: .utility, "bench.sensor.log") {
-            var record = [UInt8](repeating: 0x20, count: 63) + [0x0A]
-            _ = record.withUnsafeMutableBytes { write(log, $0.baseAddress, $0.count) }
+            BenchSensorWork.appendRecord(log)
             counts.add(\.logWrites)
         }
         timer(hertz: 1, qos: .background, "bench.sensor.summary") {
-            let block = [UInt8](repeating: 0x53, count: 1024)
-            _ = block.withUnsafeBytes { pwrite(summary, $0.baseAddress, $0.count, 0) }
+            BenchSensorWork.writeSummary(summary)
             counts.add(\.summaryWrites)
         }
         let reader = DispatchSource.makeReadSource(fileDescriptor: ends[0],
                                                    queue: DispatchQueue(label: "bench.sensor.device", qos: .utility))
         reader.setEventHandler {
-            var buffer = [UInt8](repeating: 0, count: 256)
-            while buffer.withUnsafeMutableBytes({ read(ends[0], $0.baseAddress, $0.count) }) > 0 {
-                counts.add(\.deviceReads)
-            }
+            for _ in 0..<BenchSensorWork.drain(ends[0]) { counts.add(\.deviceReads) }
         }
         reader.setCancelHandler { group.leave() }
         group.enter()
@@ -111,13 +105,7 @@ extension Workloads {
                             leeway: .nanoseconds(interval / 10))
             var samples: [Double] = []
             source.setEventHandler {
-                if appends {
-                    var record = [UInt8](repeating: 0x20, count: 63) + [0x0A]
-                    _ = record.withUnsafeMutableBytes { write(log, $0.baseAddress, $0.count) }
-                } else {
-                    samples.append(Double(benchNow() % 1000))
-                    if samples.count > 64 { samples.removeFirst(32) }
-                }
+                if appends { BenchSensorWork.appendRecord(log) } else { BenchSensorWork.sample(&samples) }
                 fires[index].add(\.samples)
             }
             source.setCancelHandler { group.leave() }
@@ -128,8 +116,7 @@ extension Workloads {
         let reader = DispatchSource.makeReadSource(fileDescriptor: ends[0],
                                                    queue: DispatchQueue(label: "bench.mix.device", qos: .utility))
         reader.setEventHandler {
-            var buffer = [UInt8](repeating: 0, count: 256)
-            while buffer.withUnsafeMutableBytes({ read(ends[0], $0.baseAddress, $0.count) }) > 0 { reads.add(\.deviceReads) }
+            for _ in 0..<BenchSensorWork.drain(ends[0]) { reads.add(\.deviceReads) }
         }
         reader.setCancelHandler { group.leave() }
         group.enter()

@@ -103,6 +103,28 @@ extension Bench {
 }
 
 extension Bench {
+    /// What the floor side (the workload on one plain thread, no runtime) cost, and what
+    /// the CPU target leaves Ringlet above it per wake-up.
+    func floorNotes(_ row: BenchRow, floor: BenchChildResult, dispatch: BenchChildResult,
+                    ringlet: BenchChildResult) -> [String] {
+        if let failure = floor.failure { return ["\(row.rawValue): the floor side failed: \(failure)"] }
+        let cpu = (floor: floor["cpu_ns"] ?? 0, dispatch: dispatch["cpu_ns"] ?? 0, ringlet: ringlet["cpu_ns"] ?? 0)
+        guard cpu.dispatch > 0, let wakeups = ringlet["switches"], wakeups > 0 else {
+            return ["\(row.rawValue): floor CPU " + benchFigure(cpu.floor / 1e6) + " ms (no Dispatch CPU or Ringlet "
+                + "wake-ups to compare it with)"]
+        }
+        func perWakeup(_ ns: Double) -> String { benchFigure(ns / wakeups / 1000) + " µs" }
+        let target = row.targetRatio ?? 1
+        let left = target * cpu.dispatch - cpu.floor
+        return ["\(row.rawValue): floor (the same timers, handlers, pipe and device with no runtime: one plain thread "
+            + "sleeping in poll(2) until the next window, QoS set aside): CPU " + benchFigure(cpu.floor / 1e6)
+            + " ms, \(Int(floor["switches"] ?? 0)) switches = " + benchFigure(cpu.floor / cpu.dispatch)
+            + " of Dispatch's CPU (Ringlet " + benchFigure(cpu.ringlet / cpu.dispatch) + "). The target "
+            + benchFigure(target) + (left > 0 ? " leaves Ringlet " + perWakeup(left) + " per wake-up above the floor"
+                : " is below the floor itself in this run") + "; Ringlet spends " + perWakeup(cpu.ringlet - cpu.floor)
+            + " per wake-up above it"]
+    }
+
     /// The detail notes of the sensor rows (both sides succeeded): what the workload did
     /// on each side, its RAPL energy where readable, and the model behind the estimate.
     func sensorNotes(_ row: BenchRow, dispatch: BenchChildResult, ringlet: BenchChildResult,

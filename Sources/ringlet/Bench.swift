@@ -78,7 +78,15 @@ struct Bench: ParsableCommand {
         }
         if let child, BenchRow(rawValue: child) == nil { throw ValidationError("unknown row '\(child)'") }
         if child != nil, side.flatMap(BenchSide.init(rawValue:)) == nil {
-            throw ValidationError("--child needs --side dispatch|ringlet")
+            throw ValidationError("--child needs --side dispatch|ringlet|floor")
+        }
+        if let child, side == BenchSide.floor.rawValue, child != BenchRow.sensorCPU.workload.rawValue,
+           child != BenchRow.sensorMixCPU.workload.rawValue {
+            throw ValidationError("--side floor runs only the sensor rows' workloads (\(BenchRow.sensorCPU.workload.rawValue), "
+                + "\(BenchRow.sensorMixCPU.workload.rawValue)), not \(child)")
+        }
+        if let sweepChild, side == BenchSide.floor.rawValue {
+            throw ValidationError("--side floor has no --scale sweep (\(sweepChild)): use dispatch or ringlet")
         }
         _ = try selectedRows()
     }
@@ -123,6 +131,7 @@ struct Bench: ParsableCommand {
             switch side {
             case .dispatch: out += DispatchSide.sweep(sweep, load: load, quick: quick)
             case .ringlet: out += RingletSide.sweep(sweep, load: load, quick: quick)
+            case .floor: break  // refused by validate()
             }
             benchEmit(out + [("threads_after", Double(benchThreadCount()))])
             return
@@ -156,6 +165,13 @@ struct Bench: ParsableCommand {
         switch side {
         case .dispatch: out += DispatchSide.run(row, scale, variant: variant)
         case .ringlet: out += RingletSide.run(row, scale, variant: variant)
+        case .floor:
+            switch row.workload == .sensorCPU ? BenchSensorFloor.sensor(scale) : BenchSensorFloor.sensorMix(scale) {
+            case .success(let figures): out += figures
+            case .failure(let error):
+                fputs("ringlet bench: \(row.rawValue): \(error)\n", stderr)
+                Glibc.exit(3)
+            }
         }
         if let sampler {
             sampler.sample()
@@ -277,6 +293,11 @@ struct Bench: ParsableCommand {
             case .unavailable: unavailable += 1
             }
             details += notes
+            if row == .sensorCPU || row == .sensorMixCPU {
+                let floor = measure(.floor)
+                details += floorNotes(row, floor: floor, dispatch: dispatch, ringlet: ringlet)
+                    + benchStderrNotes(row.rawValue, BenchSide.floor.name, floor)
+            }
             if row == .threads {
                 // Not in the table: the same items each on its own serial queue, which
                 // Dispatch serves from its overcommit pool (a thread per runnable queue).

@@ -4,12 +4,20 @@
 // Imports neither Dispatch nor Ringlet.
 import BenchSupport
 
-/// Which runtime a child process measures.
+/// Which runtime a child process measures; `floor` is no runtime at all, the sensor
+/// rows' workload on plain threads (BenchSupport/BenchSensorFloor.swift).
 enum BenchSide: String {
     case dispatch
     case ringlet
+    case floor
 
-    var name: String { self == .dispatch ? "Dispatch" : "Ringlet" }
+    var name: String {
+        switch self {
+        case .dispatch: return "Dispatch"
+        case .ringlet: return "Ringlet"
+        case .floor: return "floor"
+        }
+    }
 }
 
 extension BenchRow {

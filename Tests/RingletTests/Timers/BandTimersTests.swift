@@ -110,10 +110,12 @@ enum BandTimerScenarios {
         let releaser = DispatchSource.makeTimerSource(queue: DispatchQueue(label: "test.band.releaser", qos: .utility))
         releaser.schedule(deadline: .now() + .milliseconds(200), repeating: .never, leeway: .milliseconds(1))
         releaser.setEventHandler { released.signal() }
-        waiter.activate()
-        releaser.activate()
+        // Counted before the timers start: on a slow run the waiter can block, and the
+        // band ask the manager, before this thread gets to look.
         let scheduler = RuntimeParts.shared.scheduler.takeUnretainedValue()
         let requests = scheduler.bandWatchRequests.load(ordering: .relaxed)
+        waiter.activate()
+        releaser.activate()
         #expect(waited(done, seconds: 15))
         // The manager was asked at the block, not found out at its once-a-second look.
         #expect(scheduler.bandWatchRequests.load(ordering: .relaxed) > requests, "the band never asked the manager")
