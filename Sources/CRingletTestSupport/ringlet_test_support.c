@@ -47,6 +47,7 @@ extern void __tsan_init(void) __attribute__((weak));
 extern void __asan_init(void) __attribute__((weak));
 
 int rl_test_sanitizer_active(void) { return (__tsan_init != 0 || __asan_init != 0) ? 1 : 0; }
+int rl_test_thread_sanitizer_active(void) { return __tsan_init != 0 ? 1 : 0; }
 
 // AddressSanitizer's runtime switch for stack-use-after-return detection, read by
 // instrumented code at each function entry.

@@ -22,6 +22,8 @@ int rl_unlink(const char *path);
 /// linked in), else 0: the tests then allow instrumented code more time and skip
 /// resident-memory measurements, which would count the sanitizer's shadow memory.
 int rl_test_sanitizer_active(void);
+/// 1 when ThreadSanitizer instruments this run.
+int rl_test_thread_sanitizer_active(void);
 /// Under AddressSanitizer: frames from now on stay on the thread's stack, and threads
 /// that have none yet get no fake stack (a mapping of about 11 MB each, made on the
 /// thread's first instrumented call), for a test that leaves the process little

@@ -20,7 +20,10 @@ import Testing
         await #expect(processExitsWith: .success) { QoSSchedulingScenarios.backgroundFlood() }
     }
 
-    @Test func lowQoSWorkKeepsToItsBand() async {
+    /// Its twelve items spin (yielding) at a gate: under ThreadSanitizer one was covered as
+    /// asleep in the kernel and the reserve started more (`threadSanitizerActive`).
+    @Test(.enabled(if: !threadSanitizerActive, "under ThreadSanitizer a spinner may sleep in the sanitizer's runtime"))
+    func lowQoSWorkKeepsToItsBand() async {
         await #expect(processExitsWith: .success) { QoSSchedulingScenarios.lowQoSBound() }
     }
 

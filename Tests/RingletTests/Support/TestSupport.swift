@@ -17,6 +17,15 @@ import Testing
 /// `make asan`): instrumented code runs several times slower.
 let sanitizerActive = rl_test_sanitizer_active() != 0
 
+/// Whether ThreadSanitizer instruments this run. Under it a thread that only spins does
+/// not only run: the sanitizer's runtime records its accesses in trace memory it maps and
+/// faults in as it goes, under locks of its own, and may sleep in the kernel there. In
+/// `make test`'s TSan stage (dozens of instrumented processes on two cores, load average
+/// near 20) spinning workers were twice seen asleep for a cover period and covered as
+/// blocked in the kernel, as the cover should for a thread that sleeps. Tests whose point
+/// is that a spinning worker is never covered run without it.
+let threadSanitizerActive = rl_test_thread_sanitizer_active() != 0
+
 /// How long a test waits for something that normally happens within milliseconds —
 /// four times longer under a sanitizer, where `make test` runs the whole suite with
 /// its dozens of child processes on instrumented code at once.
