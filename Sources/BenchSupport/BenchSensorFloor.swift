@@ -138,14 +138,12 @@ extension BenchSensorFloor {
             unlink("/tmp/ringlet-bench-floor-\(getpid()).summary")
         }
         guard log >= 0, summary >= 0 else { return .failure(BenchFloorError(what: "its files in /tmp", errno: errno)) }
-        func timer(_ hertz: UInt64) -> BenchWakeupFloor.Timer {
-            BenchWakeupFloor.Timer(interval: 1_000_000_000 / hertz, leeway: 100_000_000 / hertz, phase: 1_000_000_000 / hertz)
-        }
+        let timers = BenchWakeupFloor.sensorTimers  // 50, 10 and 1 Hz
         var samples: [Double] = []
         return measure(scale, deviceInterval: 100_000_000) { pipe in
-            [BenchFloorBand(timers: [(timer(50), { BenchSensorWork.sample(&samples) }),
-                                     (timer(10), { BenchSensorWork.appendRecord(log) }),
-                                     (timer(1), { BenchSensorWork.writeSummary(summary) })], pipe: pipe)]
+            [BenchFloorBand(timers: [(timers[0], { BenchSensorWork.sample(&samples) }),
+                                     (timers[1], { BenchSensorWork.appendRecord(log) }),
+                                     (timers[2], { BenchSensorWork.writeSummary(summary) })], pipe: pipe)]
         } figures: { fires in
             [("samples", Double(fires[0][0])), ("log_writes", Double(fires[0][1])),
              ("summary_writes", Double(fires[0][2]))]

@@ -1,6 +1,7 @@
 // The floor side of the sensor rows (BenchSupport/BenchSensorFloor.swift): a band's
 // thread fires its timers, never before their deadlines, merges the timers whose windows
-// overlap into one wake-up, drains its pipe, and stops at once however long it sleeps.
+// overlap into one wake-up, drains its pipe beside another band's thread, and stops at
+// once however long it sleeps.
 import BenchSupport
 import Glibc
 import Synchronization
@@ -48,18 +49,24 @@ import Testing
         }
     }
 
-    @Test func theDeviceBandDrainsItsPipe() throws {
+    @Test func theDeviceBandDrainsItsPipeBesideABandOfTimers() throws {
+        // Two bands, two threads: one only reads the pipe, the other only fires its timer.
         var ends: [Int32] = [-1, -1]
         #expect(pipe(&ends) == 0 && fcntl(ends[0], F_SETFL, O_NONBLOCK) == 0)
         defer { close(ends[0]); close(ends[1]) }
-        let floor = BenchSensorFloor([BenchFloorBand(timers: [], pipe: ends[0])])
+        let ticks = Fires()
+        let floor = BenchSensorFloor([
+            BenchFloorBand(timers: [(BenchWakeupFloor.Timer(interval: 10_000_000, leeway: 1_000_000, phase: 10_000_000),
+                                     { ticks.record() })]),
+            BenchFloorBand(timers: [], pipe: ends[0])])
         #expect(floor.start() == nil)
         let bytes = [UInt8](repeating: 0x42, count: 32)
         #expect(bytes.withUnsafeBytes { write(ends[1], $0.baseAddress, $0.count) } == 32)
         var waiting: Int32 = 1
-        #expect(waitUntil { ioctl(ends[0], UInt(FIONREAD), &waiting) == 0 && waiting == 0 })
+        #expect(waitUntil { ioctl(ends[0], UInt(FIONREAD), &waiting) == 0 && waiting == 0 && ticks.times.count >= 3 })
         floor.stop()
         #expect(floor.reads == 1)
+        #expect(floor.fires == [[ticks.times.count], []])
     }
 
     @Test func stopEndsABandAsleepInALongWindow() {
