@@ -85,18 +85,30 @@ public final class ServiceListener: @unchecked Sendable {
     /// Binds and listens; a stale socket file (connect refused) is removed first.
     private static func listen(on endpoint: ServiceEndpoint, options: ServiceOptions) throws(ServiceError) -> RingSocket {
         let address = try endpoint.address()
+        let mode: mode_t = options.trustsOtherUsers ? 0o666 : 0o600
         do {
             let socket = try RingSocket.listening(on: address, kind: .seqpacket)
-            if let path = endpoint.filePath { chmod(path, options.trustsOtherUsers ? 0o666 : 0o600) }
+            if let path = endpoint.filePath { chmod(path, mode) }
             return socket
         } catch let error where error.errno == .addressInUse && endpoint.filePath != nil {
-            guard isStale(endpoint.filePath!) else {
-                throw .socket(endpoint.description, error)
+            let path = endpoint.filePath!
+            switch probe(path) {
+            case .stale:
+                unlink(path)
+            case .served(let process):
+                let who = process.map { "process \($0)" } ?? "a process (of another PID namespace)"
+                throw .socket(endpoint: endpoint.description, errno: .addressInUse,
+                              reason: "\(error.call) on \(error.subject): EADDRINUSE; \(who) serves this socket "
+                                  + "file (a connect to it was accepted): stop it, or pick another path")
+            case .unknown(let call, let errno):
+                throw .socket(endpoint: endpoint.description, errno: .addressInUse,
+                              reason: "\(error.call) on \(error.subject): EADDRINUSE; whether a process still serves "
+                                  + "the socket file is unknown (the probe's \(call) failed: \(errno.name)), so it "
+                                  + "was left in place: remove it if no service runs, or pick another path")
             }
-            unlink(endpoint.filePath!)
             do {
                 let socket = try RingSocket.listening(on: address, kind: .seqpacket)
-                chmod(endpoint.filePath!, options.trustsOtherUsers ? 0o666 : 0o600)
+                chmod(path, mode)
                 return socket
             } catch {
                 throw .socket(endpoint.description, error)
@@ -106,26 +118,49 @@ public final class ServiceListener: @unchecked Sendable {
         }
     }
 
-    /// Whether nothing listens at the socket file `path`: a plain blocking connect,
+    /// What a connect finds at a socket file: nothing listening (stale, or the file is
+    /// gone), a listener (its process ID as the kernel gives it, nil when the listener
+    /// is outside this process's PID namespace), or no answer (the failed call, its error).
+    enum Probe: Equatable { case stale, served(Int32?), unknown(call: String, errno: Errno) }
+
+    /// Whether something listens at the socket file `path`: a plain blocking connect,
     /// which a Unix socket answers at once (ECONNREFUSED when nothing listens), so the
     /// answer does not depend on how busy the ring is.
-    private static func isStale(_ path: String) -> Bool {
-        let fd = Glibc.socket(AF_UNIX, Int32(SOCK_SEQPACKET.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
-        guard fd >= 0 else { return false }
-        defer { Glibc.close(fd) }
+    static func probe(_ path: String) -> Probe {
         var address = sockaddr_un()
         address.sun_family = sa_family_t(AF_UNIX)
         let bytes = Array(path.utf8)
-        guard bytes.count < MemoryLayout.size(ofValue: address.sun_path) else { return false }
+        guard bytes.count < MemoryLayout.size(ofValue: address.sun_path) else {
+            return .unknown(call: "connect", errno: .nameTooLong)
+        }
         withUnsafeMutableBytes(of: &address.sun_path) { for (index, byte) in bytes.enumerated() { $0[index] = byte } }
+        let fd = Glibc.socket(AF_UNIX, Int32(SOCK_SEQPACKET.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
+        guard fd >= 0 else { return .unknown(call: "socket", errno: Errno(rawValue: errno)) }
+        defer { Glibc.close(fd) }
         // errno is read inside, right after the call: on the way out a release (a free,
         // which ThreadSanitizer's allocator may answer with another errno) could change it.
-        let failure = withUnsafePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
-                Glibc.connect(fd, $0, socklen_t(MemoryLayout<sockaddr_un>.size)) == 0 ? 0 : errno
+        var failure = EINTR
+        for _ in 0..<3 where failure == EINTR {  // a signal's handler ran first: ask again
+            failure = withUnsafePointer(to: &address) {
+                $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                    Glibc.connect(fd, $0, socklen_t(MemoryLayout<sockaddr_un>.size)) == 0 ? 0 : errno
+                }
             }
         }
-        return failure == ECONNREFUSED
+        switch failure {
+        case 0: return .served(listenerProcess(fd))
+        case ECONNREFUSED, ENOENT: return .stale  // ENOENT: removed since the bind; bind again
+        default: return .unknown(call: "connect", errno: Errno(rawValue: failure))
+        }
+    }
+
+    /// The process that listens at the other end of the connected Unix socket `fd`
+    /// (SO_PEERCRED gives the listener's credentials to a client); nil when unknown.
+    private static func listenerProcess(_ fd: Int32) -> Int32? {
+        var credentials: (pid: Int32, uid: UInt32, gid: UInt32) = (0, 0, 0)
+        var size = socklen_t(MemoryLayout.size(ofValue: credentials))
+        guard getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &credentials, &size) == 0, credentials.pid > 0 else { return nil }
+        return credentials.pid
     }
 }
 

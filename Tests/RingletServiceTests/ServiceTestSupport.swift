@@ -46,6 +46,9 @@ func eventually(sourceLocation: SourceLocation = #_sourceLocation, _ condition: 
 
 private let endpointCounter = ServiceLock()
 nonisolated(unsafe) private var endpointNumber = 0
+/// This run's mark in its endpoints' names: a process of another run (in another PID
+/// namespace, sharing the network namespace or /tmp) may have this one's process ID.
+let runMark = String(UInt32.random(in: 0...UInt32.max), radix: 16)
 
 /// An abstract endpoint no other test (or run) uses.
 func uniqueEndpoint(_ name: String = #function) -> ServiceEndpoint {
@@ -54,7 +57,7 @@ func uniqueEndpoint(_ name: String = #function) -> ServiceEndpoint {
         return endpointNumber
     }
     let cleaned = String(name.prefix { $0 != "(" })
-    return .abstract("ringlet-test.\(getpid()).\(number).\(cleaned)")
+    return .abstract("ringlet-test.\(getpid()).\(runMark).\(number).\(cleaned)")
 }
 
 func bytes(_ text: String) -> DispatchData {
@@ -111,4 +114,40 @@ func reportChildErrors(_ result: ExitTest.Result?, expected: ExitStatus = .exitC
     guard let result, result.exitStatus != expected else { return }
     let text = String(decoding: result.standardErrorContent, as: UTF8.self)
     if !text.isEmpty { Issue.record("the child wrote:\n\(text)", sourceLocation: sourceLocation) }
+}
+
+/// A folder of this test's own under /tmp (mode 0700), for socket files; `body` gets its
+/// path and the folder is removed with what is left in it afterwards.
+func withPrivateFolder(_ body: (String) throws -> Void) throws {
+    var template = Array("/tmp/ringlet-test-XXXXXX".utf8CString)
+    let made = template.withUnsafeMutableBufferPointer { mkdtemp($0.baseAddress!) }
+    let folder = try #require(made.map { String(cString: $0) }, "mkdtemp under /tmp failed: errno \(errno)")
+    defer {
+        if let entries = opendir(folder) {
+            while let entry = readdir(entries) {
+                let name = withUnsafeBytes(of: entry.pointee.d_name) { String(decoding: $0.prefix { $0 != 0 }, as: UTF8.self) }
+                if name != "." && name != ".." { unlink(folder + "/" + name) }
+            }
+            closedir(entries)
+        }
+        rmdir(folder)
+    }
+    try body(folder)
+}
+
+/// Leaves a stale socket file at `path`: a socket bound there, listening, then closed
+/// (close-on-exec, so no process spawned later keeps it listening; one spawned at the
+/// moment of the close holds it until its exec).
+func makeStaleSocketFile(_ path: String, sourceLocation: SourceLocation = #_sourceLocation) throws {
+    let stale = socket(AF_UNIX, Int32(SOCK_SEQPACKET.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
+    try #require(stale >= 0, sourceLocation: sourceLocation)
+    defer { close(stale) }
+    var address = sockaddr_un()
+    address.sun_family = sa_family_t(AF_UNIX)
+    withUnsafeMutableBytes(of: &address.sun_path) { for (index, byte) in path.utf8.enumerated() { $0[index] = byte } }
+    let bound = withUnsafePointer(to: &address) {
+        $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(stale, $0, socklen_t(MemoryLayout<sockaddr_un>.size)) }
+    }
+    try #require(bound == 0, "bind to \(path): errno \(errno)", sourceLocation: sourceLocation)
+    try #require(listen(stale, 1) == 0, sourceLocation: sourceLocation)
 }

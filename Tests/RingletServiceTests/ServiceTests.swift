@@ -148,61 +148,82 @@ import Testing
     }
 
     @Test func anEndpointWithNothingThereNamesItself() throws {
-        let path = "/tmp/ringlet-test-\(getpid())-nothing-here"
+        try withPrivateFolder { folder in
+            let path = folder + "/nothing-here"
+            do {
+                _ = try ServiceSession(endpoint: .path(path))
+                Issue.record("connected to nothing")
+            } catch let error as ServiceError {
+                guard case .socket(let endpoint, let errno, let reason) = error else {
+                    Issue.record("\(error)")
+                    return
+                }
+                #expect(endpoint == path)
+                #expect(errno == .noSuchFile)
+                #expect(reason.contains("start the service first"))
+            }
+        }
         do {
-            _ = try ServiceSession(endpoint: .path(path))
-            Issue.record("connected to nothing")
+            _ = try ServiceSession(endpoint: .abstract("ringlet-test-\(getpid())-\(runMark)-nobody"))
+            Issue.record("connected to nobody")
         } catch {
-            guard case .socket(let endpoint, let errno, let reason) = error else {
+            guard case .socket(_, let errno, _) = error else {
                 Issue.record("\(error)")
                 return
             }
-            #expect(endpoint == path)
-            #expect(errno == .noSuchFile)
-            #expect(reason.contains("start the service first"))
-        }
-        do {
-            _ = try ServiceSession(endpoint: .abstract("ringlet-test-\(getpid())-nobody"))
-            Issue.record("connected to nobody")
-        } catch {
-            guard case .socket(_, let errno, _) = error else { return }
             #expect(errno == .connectionRefused)
         }
     }
 
     /// A file endpoint: the socket file is this user's alone, a stale one is replaced,
-    /// one that is served is not, and cancel removes it.
+    /// one that is served is not, and cancel removes it. (In a folder of its own: a
+    /// process of another run may share /tmp and this one's process ID.)
     @Test func aFileEndpointReplacesAStaleSocketButNotALiveOne() throws {
-        let path = "/tmp/ringlet-test-\(getpid())-file.sock"
-        let first = try ServiceListener(endpoint: .path(path)) { _ in }
-        var info = stat()
-        #expect(stat(path, &info) == 0)
-        #expect(info.st_mode & 0o777 == 0o600)
-        do {
-            _ = try ServiceListener(endpoint: .path(path)) { _ in }
-            Issue.record("a second listener took a live endpoint")
-        } catch {
-            guard case .socket(_, let errno, _) = error else { return }
-            #expect(errno == .addressInUse)
+        try withPrivateFolder { folder in
+            let path = folder + "/file.sock"
+            let first = try ServiceListener(endpoint: .path(path)) { _ in }
+            var info = stat()
+            #expect(stat(path, &info) == 0)
+            #expect(info.st_mode & 0o777 == 0o600)
+            do {
+                _ = try ServiceListener(endpoint: .path(path)) { _ in }
+                Issue.record("a second listener took a live endpoint")
+            } catch let error as ServiceError {
+                guard case .socket(_, let errno, let reason) = error else {
+                    Issue.record("\(error)")
+                    return
+                }
+                #expect(errno == .addressInUse)
+                #expect(reason.contains("process \(getpid()) serves this socket file"), "\(reason)")
+            }
+            first.cancel()
+            #expect(access(path, F_OK) != 0, "cancel removed the socket file")
+            // A stale file: a socket bound and closed without removing it.
+            // (Plain calls: the file must be stale before the listener looks at it.)
+            try makeStaleSocketFile(path)
+            // A process another test spawns at that moment holds a copy of this process's
+            // descriptors until its exec (close-on-exec or not), and with it the socket,
+            // still listening: the file is stale once the copy is gone.
+            #expect(eventually { ServiceListener.probe(path) == .stale })
+            let second = try ServiceListener(endpoint: .path(path)) { _ in }
+            #expect(ServiceListener.probe(path) == .served(getpid()))
+            let session = try ServiceSession(endpoint: .path(path))
+            session.cancel()
+            second.cancel()
         }
-        first.cancel()
-        #expect(access(path, F_OK) != 0, "cancel removed the socket file")
-        // A stale file: a socket bound and closed without removing it.
-        // (Plain calls: the file must be stale before the listener looks at it.)
-        let stale = Glibc.socket(AF_UNIX, Int32(SOCK_SEQPACKET.rawValue), 0)
-        var address = sockaddr_un()
-        address.sun_family = sa_family_t(AF_UNIX)
-        withUnsafeMutableBytes(of: &address.sun_path) { for (index, byte) in path.utf8.enumerated() { $0[index] = byte } }
-        #expect(withUnsafePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(stale, $0, socklen_t(MemoryLayout<sockaddr_un>.size)) }
-        } == 0)
-        #expect(listen(stale, 1) == 0)
-        Glibc.close(stale)
-        #expect(access(path, F_OK) == 0)
-        let second = try ServiceListener(endpoint: .path(path)) { _ in }
-        let session = try ServiceSession(endpoint: .path(path))
-        session.cancel()
-        second.cancel()
+    }
+
+    /// The probe of a socket file: a missing file counts as stale (bind again); one it
+    /// cannot reach is left in place, and the error names the call that failed.
+    @Test func aSocketFileThatCannotBeProbedIsLeftAndNamed() throws {
+        try withPrivateFolder { folder in
+            #expect(ServiceListener.probe(folder + "/gone.sock") == .stale)
+            let plain = folder + "/plain"
+            let fd = open(plain, O_CREAT | O_WRONLY | O_CLOEXEC, 0o600)
+            #expect(fd >= 0)
+            close(fd)
+            #expect(ServiceListener.probe(plain + "/under.sock") == .unknown(call: "connect", errno: Errno(rawValue: ENOTDIR)))
+        }
     }
 
     /// A session whose handler is not set: a request is answered with the reason, a
