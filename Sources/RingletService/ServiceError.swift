@@ -35,8 +35,8 @@ public enum ServiceError: Error, Sendable, CustomStringConvertible, Equatable {
             return "service session \(endpoint): cancelled"
         case .peerClosed(let endpoint, let peer):
             return "service session \(endpoint): \(peer) closed the connection (it exited, crashed or cancelled the session)"
-        case .socket(let endpoint, _, let reason):
-            return "service session \(endpoint): \(reason)"
+        case .socket(let endpoint, _, let reason):  // a listener's bind as well as a session's calls
+            return "service \(endpoint): \(reason)"
         case .messageTooLarge(let endpoint, let bytes, let limit):
             return "service session \(endpoint): a message of \(bytes) bytes is over the limit of \(limit) bytes; "
                 + "send less, or raise ServiceOptions.messageBytes on both sides"

@@ -195,6 +195,7 @@ import Testing
                 }
                 #expect(errno == .addressInUse)
                 #expect(reason.contains("process \(getpid()) serves this socket file"), "\(reason)")
+                #expect(error.description.hasPrefix("service \(path): bind on socket"), "\(error)")
             }
             first.cancel()
             #expect(access(path, F_OK) != 0, "cancel removed the socket file")
@@ -214,8 +215,9 @@ import Testing
     }
 
     /// The probe of a socket file: a missing file counts as stale (bind again); one it
-    /// cannot reach is left in place, and the error names the call that failed.
-    @Test func aSocketFileThatCannotBeProbedIsLeftAndNamed() throws {
+    /// cannot reach answers with the call that failed and its error (the listener then
+    /// leaves the file and names both).
+    @Test func theProbeOfAMissingOrUnreachableSocketFileSaysWhatItFound() throws {
         try withPrivateFolder { folder in
             #expect(ServiceListener.probe(folder + "/gone.sock") == .stale)
             let plain = folder + "/plain"
