@@ -160,7 +160,14 @@ enum QoSSchedulingScenarios {
         }
         #expect(finished.value == 0, "the userInteractive items took longer than one background item")
         #expect(latencies.max()! < 0.5, "userInteractive start latencies under a background flood: \(latencies)")
-        #expect(started.value == lowWorkers, "background work ran on more than the low band's \(lowWorkers) workers")
+        // Under ThreadSanitizer a spinner can sleep inside the sanitizer's runtime, and the
+        // kernel cover then rightly lets a reserve worker start another item: each extra
+        // one must be such a cover. Without it, the band's workers are the only ones.
+        let covered = threadSanitizerActive ? Runtime.statistics.workersCoveredInKernel : 0
+        #expect(started.value <= lowWorkers + covered, """
+            background work ran on more than the low band's \(lowWorkers) workers \
+            (\(started.value) items started, \(covered) kernel cover(s))
+            """)
     }
 
     static func lowQoSBound() {
