@@ -134,20 +134,3 @@ func withPrivateFolder(_ body: (String) throws -> Void) throws {
     }
     try body(folder)
 }
-
-/// Leaves a stale socket file at `path`: a socket bound there, listening, then closed
-/// (close-on-exec, so no process spawned later keeps it listening; one spawned at the
-/// moment of the close holds it until its exec).
-func makeStaleSocketFile(_ path: String, sourceLocation: SourceLocation = #_sourceLocation) throws {
-    let stale = socket(AF_UNIX, Int32(SOCK_SEQPACKET.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
-    try #require(stale >= 0, sourceLocation: sourceLocation)
-    defer { close(stale) }
-    var address = sockaddr_un()
-    address.sun_family = sa_family_t(AF_UNIX)
-    withUnsafeMutableBytes(of: &address.sun_path) { for (index, byte) in path.utf8.enumerated() { $0[index] = byte } }
-    let bound = withUnsafePointer(to: &address) {
-        $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(stale, $0, socklen_t(MemoryLayout<sockaddr_un>.size)) }
-    }
-    try #require(bound == 0, "bind to \(path): errno \(errno)", sourceLocation: sourceLocation)
-    try #require(listen(stale, 1) == 0, sourceLocation: sourceLocation)
-}

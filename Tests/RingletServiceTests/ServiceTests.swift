@@ -199,12 +199,11 @@ import Testing
             }
             first.cancel()
             #expect(access(path, F_OK) != 0, "cancel removed the socket file")
-            // A stale file: a socket bound and closed without removing it.
-            // (Plain calls: the file must be stale before the listener looks at it.)
-            try makeStaleSocketFile(path)
-            // A process another test spawns at that moment holds a copy of this process's
-            // descriptors until its exec (close-on-exec or not), and with it the socket,
-            // still listening: the file is stale once the copy is gone.
+            // A stale file: a socket bound, listening and closed without removing it. It is
+            // stale once the manager has closed it and no process another test spawns at
+            // that moment still holds a copy of this one's descriptors (until its exec,
+            // close-on-exec or not), which keeps the socket listening.
+            try RingSocket.listening(on: try SocketAddress.unix(path: path), kind: .seqpacket).close()
             #expect(eventually { ServiceListener.probe(path) == .stale })
             let second = try ServiceListener(endpoint: .path(path)) { _ in }
             #expect(ServiceListener.probe(path) == .served(getpid()))
